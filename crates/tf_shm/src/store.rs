@@ -1,0 +1,91 @@
+//! What tf2's walk needs from a frame store, and nothing more.
+//!
+//! The walk (`walk.rs`) is written once against [`FrameStore`]; the arena view implements it
+//! over shared memory, tests may implement it over plain vectors. The per-frame read
+//! (`TimeCache::getData` / `getParent`) is shared too: a store exposes a frame's history as a
+//! [`History`] and calls [`crate::history::get_data`].
+
+use crate::error::ArenaError;
+use crate::sample::{FrameId, Sample};
+
+/// Why a frame's cache could not answer at a time (tf2's `getData` failure cases, spec §3).
+/// Times are ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheError {
+    /// The cache holds no sample (cleared, or switched kind). tf2 Jazzy: empty message text.
+    NoData { time: i64 },
+    /// One sample only, and `time` is not its stamp.
+    OneSample { time: i64, only: i64 },
+    /// `time` is newer than the newest sample.
+    Future { time: i64, latest: i64 },
+    /// `time` is older than the oldest sample.
+    Past { time: i64, earliest: i64 },
+}
+
+/// A frame's link at one time, as the walk sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LinkAt {
+    /// The frame has no cache (only ever seen as a parent): the walk treats it as a root.
+    NoCache,
+    /// The link at that time. `stamp` is the sample's (static: the requested time).
+    /// With `interpolate == false` only `parent` is meaningful (tf2's `getParent`).
+    Sample(Sample),
+    /// The cache exists but cannot answer at that time.
+    Failed(CacheError),
+}
+
+/// A frame store as tf2's `BufferCore` sees its frames. Every method may report a damaged
+/// arena instead of answering; it never panics on bad shared data.
+pub trait FrameStore {
+    /// Id of `name`, or `None` when the frame is unknown. `name` is matched exactly.
+    fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError>;
+    /// Name of `id`, or `None` for an id not in the table (including [`crate::NO_FRAME`]).
+    fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError>;
+    /// One past the highest frame id (ids are `1..frame_count()`).
+    fn frame_count(&self) -> FrameId;
+    /// tf2's `getData` (`interpolate`) or `getParent` (`!interpolate`) for `id` at `time` ns;
+    /// `time == 0` means the newest sample.
+    fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError>;
+    /// tf2's `getLatestTimeAndParent`: `None` when the frame has no cache; `(0, NO_FRAME)` for
+    /// an empty time cache; `(0, parent)` for a static frame; else the newest sample's stamp and
+    /// parent.
+    fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError>;
+    /// Whether `id` is a static frame (for `all_frames_as_yaml`/listings).
+    fn is_static(&self, id: FrameId) -> Result<bool, ArenaError>;
+    /// Oldest and newest stamp and sample count of a dynamic frame's history (listings and
+    /// `all_frames_as_yaml`); `None` for frames without a time cache or with an empty one.
+    fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError>;
+    /// The authority (publisher) recorded with the frame's newest sample, if any.
+    fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError>;
+}
+
+/// Extent of a dynamic frame's history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistorySpan {
+    /// Stamp of the oldest sample, ns.
+    pub oldest: i64,
+    /// Stamp of the newest sample, ns.
+    pub newest: i64,
+    /// Number of samples.
+    pub len: usize,
+}
+
+/// A frame's time-sorted history, oldest first (index 0), as one consistent snapshot.
+///
+/// Samples with equal stamps keep their arrival order (earlier arrival at the lower index),
+/// which is how tf2 ROS 2 orders them (spec §2.1). Implementations over shared memory may
+/// return garbage for a snapshot a writer is racing with; they detect that afterwards and
+/// retry, so [`crate::history::get_data`] must stay in bounds for any values (it never indexes
+/// outside `0..len()`).
+pub trait History {
+    /// Number of samples.
+    fn len(&self) -> usize;
+    /// Whether there are no samples.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Stamp of sample `i` (`i < len()`), ns.
+    fn stamp(&self, i: usize) -> i64;
+    /// Sample `i` (`i < len()`).
+    fn sample(&self, i: usize) -> Sample;
+}
