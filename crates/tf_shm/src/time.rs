@@ -31,3 +31,11 @@ mod tests {
         assert_eq!(secs_to_ns(1e30), None);
     }
 }
+
+/// Wall-clock now, ns since the Unix epoch (0 if the clock is before it).
+pub fn unix_now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,155 @@
+//! The arena's memory — a shared mapping of the memfd, or heap memory for in-process use — and
+//! the only place raw pointers become references to shared records.
+
+use std::sync::Arc;
+
+use super::layout::{FrameRecord, Header, RingHeader, Slot, ALIGN, HEADER_SIZE};
+use crate::sync::{AtomicI64, AtomicU32, AtomicU64};
+
+/// What keeps the memory alive.
+enum Backing {
+    /// A mapping of the memfd (read-write for the writer, read-only for consumers).
+    Mapped(#[allow(dead_code)] memmap2::MmapRaw),
+    /// Process-local memory (tests, in-process buffers).
+    Heap(#[allow(dead_code)] Box<[AtomicU64]>),
+}
+
+/// A contiguous, 64-byte-aligned block of arena memory, possibly shared with other processes.
+/// Accessors return references to atomic records only, after bounds and alignment checks.
+pub(crate) struct Region {
+    base: *const u8,
+    len: usize,
+    writable: bool,
+    _backing: Backing,
+}
+
+// SAFETY: the region is only ever accessed through atomic types, so sharing it across threads
+// cannot introduce data races; the backing keeps the memory alive for the region's lifetime.
+unsafe impl Send for Region {}
+// SAFETY: as above: all access is through `&Atomic*`.
+unsafe impl Sync for Region {}
+
+impl Region {
+    /// Zeroed heap memory of `len` bytes (a multiple of 8).
+    pub(crate) fn heap(len: usize) -> Arc<Region> {
+        // One extra cache line so the base can be aligned to ALIGN.
+        let words = len.div_ceil(8) + ALIGN / 8;
+        let mem: Box<[AtomicU64]> = (0..words).map(|_| AtomicU64::new(0)).collect();
+        let raw = mem.as_ptr() as *const u8;
+        let base = raw.wrapping_add(raw.align_offset(ALIGN));
+        Arc::new(Region {
+            base,
+            len,
+            writable: true,
+            _backing: Backing::Heap(mem),
+        })
+    }
+
+    /// A mapping; `writable` says whether the mapping was made with write access.
+    pub(crate) fn mapped(map: memmap2::MmapRaw, writable: bool) -> Arc<Region> {
+        Arc::new(Region {
+            base: map.as_ptr() as *const u8,
+            len: map.len(),
+            writable,
+            _backing: Backing::Mapped(map),
+        })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// A reference to a `T` at byte `off`, or `None` when it would not lie inside the region
+    /// or would be misaligned. `T` must be one of the shared record types (all atomics).
+    fn at<T: SharedRecord>(&self, off: u64) -> Option<&T> {
+        let off = usize::try_from(off).ok()?;
+        let end = off.checked_add(std::mem::size_of::<T>())?;
+        if end > self.len || off % std::mem::align_of::<T>() != 0 {
+            return None;
+        }
+        // SAFETY: `off..end` lies inside the live region (checked above), the address is
+        // aligned for `T` (base is page- or ALIGN-aligned, offset checked), and `T` consists
+        // only of atomics, for which every bit pattern is valid and concurrent access is
+        // defined. A read-only mapping is only ever loaded from (writers use `writable` regions).
+        Some(unsafe { &*(self.base.add(off) as *const T) })
+    }
+
+    /// A slice of `n` `T`s at byte `off`, bounds- and alignment-checked like [`Region::at`].
+    fn slice<T: SharedRecord>(&self, off: u64, n: usize) -> Option<&[T]> {
+        let off = usize::try_from(off).ok()?;
+        let bytes = n.checked_mul(std::mem::size_of::<T>())?;
+        let end = off.checked_add(bytes)?;
+        if end > self.len || off % std::mem::align_of::<T>() != 0 {
+            return None;
+        }
+        // SAFETY: as in `at`: in bounds, aligned, all-atomic element type.
+        Some(unsafe { std::slice::from_raw_parts(self.base.add(off) as *const T, n) })
+    }
+
+    pub(crate) fn header(&self) -> Option<&Header> {
+        if self.len < HEADER_SIZE {
+            return None;
+        }
+        self.at(0)
+    }
+
+    pub(crate) fn frame(&self, frames_off: u64, id: u32) -> Option<&FrameRecord> {
+        let off = (id as u64).checked_mul(std::mem::size_of::<FrameRecord>() as u64)?;
+        self.at(frames_off.checked_add(off)?)
+    }
+
+    pub(crate) fn u32s(&self, off: u64, n: usize) -> Option<&[AtomicU32]> {
+        self.slice(off, n)
+    }
+
+    pub(crate) fn u64s(&self, off: u64, n: usize) -> Option<&[AtomicU64]> {
+        self.slice(off, n)
+    }
+
+    /// The ring at byte `off` with `capacity` samples: header, stamps, slots.
+    pub(crate) fn ring(&self, off: u64, capacity: usize) -> Option<RingRef<'_>> {
+        let header: &RingHeader = self.at(off)?;
+        let stamps_off = off.checked_add(std::mem::size_of::<RingHeader>() as u64)?;
+        let stamps: &[AtomicI64] = self.slice(stamps_off, capacity)?;
+        let slots_off =
+            stamps_off.checked_add((capacity * std::mem::size_of::<AtomicI64>()) as u64)?;
+        let slots: &[Slot] = self.slice(slots_off, capacity)?;
+        Some(RingRef {
+            header,
+            stamps,
+            slots,
+        })
+    }
+}
+
+/// Borrowed parts of one ring.
+#[derive(Clone, Copy)]
+pub(crate) struct RingRef<'a> {
+    pub header: &'a RingHeader,
+    pub stamps: &'a [AtomicI64],
+    pub slots: &'a [Slot],
+}
+
+/// Marker for types made only of atomics (valid for any bits, shareable).
+///
+/// # Safety
+/// Implementors must be `repr(C)` or primitive atomics containing nothing but atomics.
+pub(crate) unsafe trait SharedRecord {}
+// SAFETY: each of these is repr(C) (or a primitive atomic) made only of atomics.
+unsafe impl SharedRecord for Header {}
+// SAFETY: as above.
+unsafe impl SharedRecord for FrameRecord {}
+// SAFETY: as above.
+unsafe impl SharedRecord for RingHeader {}
+// SAFETY: as above.
+unsafe impl SharedRecord for Slot {}
+// SAFETY: primitive atomic.
+unsafe impl SharedRecord for AtomicU64 {}
+// SAFETY: primitive atomic.
+unsafe impl SharedRecord for AtomicU32 {}
+// SAFETY: primitive atomic.
+unsafe impl SharedRecord for AtomicI64 {}

@@ -1,0 +1,479 @@
+//! The seqlock ring: one writer, any number of readers, no locks, no syscalls.
+//!
+//! Protocol (architecture §3, plus two ring-level words for what per-slot seqlocks alone
+//! cannot tell a reader: that a slot it read was reused, or that samples moved):
+//!
+//! * **Slot** — writer: `seq` odd (Relaxed), Release fence, payload (Relaxed atomics), `seq` even
+//!   (Release). Reader: `seq` (Acquire), payload (Relaxed), Acquire fence, `seq` again; a
+//!   change or an odd value means torn. An odd `seq` left by a killed writer is healed by the
+//!   next write to that slot.
+//! * **Append** — `claim` = logical index + 1 first (ordered before the payload by the slot's
+//!   Release fence), then the slot, the stamp index entry, `tail` if the ring was full, and
+//!   `head` (Release).
+//! * **Reordering insert** (a sample older than the newest, which tf2 accepts) shifts newer
+//!   samples up by one slot; `epoch` is odd around it, like a ring-wide seqlock.
+//! * **Reader** — loads `epoch`, `generation`, then `head`, `tail`, `head` again (equal, so the
+//!   pair is one state the writer really had), searches the dense stamp index, reads the slots
+//!   it needs, then (Acquire fence) re-checks: no slot torn, `epoch` and `generation`
+//!   unchanged, and `claim` not past the oldest logical index it touched plus the capacity (no
+//!   slot it read was reused: lap detection). Otherwise it retries, a bounded number of times.
+//!   Pruning alone (tail moving) does not invalidate a read: pruned slots stay intact until
+//!   reused, and the answer is the one tf2 gave at the snapshot's instant. So a writer at full
+//!   speed cannot starve readers.
+//!
+//! Rings are never resized in place: a growing frame gets a new ring (see `crate::writer`), so
+//! a reader still on the old one reads a frozen, consistent history.
+
+use std::cell::Cell;
+
+use crate::arena::layout::Slot;
+use crate::arena::region::RingRef;
+use crate::sample::{Sample, Transform};
+use crate::store::History;
+use crate::sync::{fence, spin, Ordering};
+
+/// How many times a reader retries a racing read before giving up with a typed error.
+#[cfg(not(loom))]
+pub(crate) const MAX_READ_ATTEMPTS: u32 = 10_000;
+/// Under the model checker every retry multiplies the explored states.
+#[cfg(loom)]
+pub(crate) const MAX_READ_ATTEMPTS: u32 = 2;
+
+/// Writes `s` into `slot` under its seqlock. Writer only.
+pub(crate) fn write_slot(slot: &Slot, s: &Sample) {
+    let odd = slot.seq.load(Ordering::Relaxed) | 1;
+    slot.seq.store(odd, Ordering::Relaxed);
+    fence(Ordering::Release);
+    slot.stamp.store(s.stamp, Ordering::Relaxed);
+    slot.parent.store(u64::from(s.parent), Ordering::Relaxed);
+    let t = &s.transform;
+    let words = [
+        t.translation[0],
+        t.translation[1],
+        t.translation[2],
+        t.rotation[0],
+        t.rotation[1],
+        t.rotation[2],
+        t.rotation[3],
+    ];
+    for (w, v) in slot.words.iter().zip(words) {
+        w.store(v.to_bits(), Ordering::Relaxed);
+    }
+    slot.seq.store(odd.wrapping_add(1), Ordering::Release);
+}
+
+/// Reads `slot` once; `None` when the read raced a write (or a writer died mid-write).
+pub(crate) fn try_read_slot(slot: &Slot) -> Option<Sample> {
+    let seq = slot.seq.load(Ordering::Acquire);
+    let stamp = slot.stamp.load(Ordering::Relaxed);
+    let parent = slot.parent.load(Ordering::Relaxed);
+    let mut w = [0f64; 7];
+    for (v, a) in w.iter_mut().zip(&slot.words) {
+        *v = f64::from_bits(a.load(Ordering::Relaxed));
+    }
+    fence(Ordering::Acquire);
+    let again = slot.seq.load(Ordering::Relaxed);
+    if seq != again || seq & 1 == 1 {
+        return None;
+    }
+    Some(Sample {
+        stamp,
+        // A parent that does not fit is left for the caller's range check to refuse.
+        parent: u32::try_from(parent).unwrap_or(u32::MAX),
+        transform: Transform {
+            translation: [w[0], w[1], w[2]],
+            rotation: [w[3], w[4], w[5], w[6]],
+        },
+    })
+}
+
+/// Reads `slot` with bounded retries; `None` when it never read consistently.
+pub(crate) fn read_slot(slot: &Slot) -> Option<Sample> {
+    for _ in 0..MAX_READ_ATTEMPTS {
+        if let Some(s) = try_read_slot(slot) {
+            return Some(s);
+        }
+        spin();
+    }
+    None
+}
+
+/// Writer-side operations on one ring. Only the single writer calls these.
+#[derive(Clone, Copy)]
+pub(crate) struct RingWriter<'a> {
+    pub ring: RingRef<'a>,
+}
+
+impl<'a> RingWriter<'a> {
+    pub(crate) fn capacity(&self) -> u64 {
+        self.ring.slots.len() as u64
+    }
+
+    fn mask(&self) -> u64 {
+        self.capacity() - 1
+    }
+
+    pub(crate) fn head(&self) -> u64 {
+        self.ring.header.head.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn tail(&self) -> u64 {
+        self.ring.header.tail.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.head() - self.tail()
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        self.ring.header.generation.load(Ordering::Relaxed)
+    }
+
+    /// The writer's own view of the history (no race: nobody else writes).
+    pub(crate) fn history(&self) -> WriterHistory<'a> {
+        WriterHistory {
+            ring: self.ring,
+            tail: self.tail(),
+            len: self.len() as usize,
+        }
+    }
+
+    fn put(&self, idx: u64, s: &Sample) {
+        let p = (idx & self.mask()) as usize;
+        write_slot(&self.ring.slots[p], s);
+        self.ring.stamps[p].store(s.stamp, Ordering::Relaxed);
+    }
+
+    /// Drops the `n` oldest samples (tf2's pruning).
+    pub(crate) fn drop_oldest(&self, n: u64) {
+        if n > 0 {
+            let t = (self.tail() + n).min(self.head());
+            self.ring.header.tail.store(t, Ordering::Release);
+        }
+    }
+
+    /// Appends `s` as the newest sample, dropping the oldest when full.
+    pub(crate) fn append(&self, s: &Sample) {
+        let h = self.head();
+        // Ordered before the slot's payload by the Release fence inside `write_slot`.
+        self.ring.header.claim.store(h + 1, Ordering::Relaxed);
+        self.put(h, s);
+        if h - self.tail() == self.capacity() {
+            self.ring.header.tail.store(h + 1 - self.capacity(), Ordering::Relaxed);
+        }
+        self.ring.header.head.store(h + 1, Ordering::Release);
+    }
+
+    /// Inserts `s` at history position `pos` (0 = oldest), shifting newer samples up. The ring
+    /// must not be full (callers grow it or drop the oldest first).
+    pub(crate) fn insert(&self, pos: u64, s: &Sample) {
+        let (t, h) = (self.tail(), self.head());
+        debug_assert!(h - t < self.capacity() && pos <= h - t);
+        if t + pos == h {
+            return self.append(s);
+        }
+        let odd = self.ring.header.epoch.load(Ordering::Relaxed) | 1;
+        self.ring.header.epoch.store(odd, Ordering::Relaxed);
+        self.ring.header.claim.store(h + 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        let mut j = h;
+        while j > t + pos {
+            let p = ((j - 1) & self.mask()) as usize;
+            let moved = try_read_slot(&self.ring.slots[p]).unwrap_or_else(|| Sample {
+                stamp: self.ring.stamps[p].load(Ordering::Relaxed),
+                ..HEALED
+            });
+            self.put(j, &moved);
+            j -= 1;
+        }
+        self.put(t + pos, s);
+        self.ring.header.head.store(h + 1, Ordering::Relaxed);
+        self.ring.header.epoch.store(odd.wrapping_add(1), Ordering::Release);
+    }
+
+    /// Empties the ring and marks it as belonging to clear generation `generation`.
+    pub(crate) fn reset(&self, generation: u64) {
+        self.ring.header.tail.store(self.head(), Ordering::Release);
+        self.ring.header.generation.store(generation, Ordering::Release);
+    }
+
+    /// Copies this ring's samples into `dst` (a fresh, larger ring) at the same logical
+    /// indices; `dst` becomes visible when the caller publishes its descriptor (Release).
+    pub(crate) fn copy_into(&self, dst: &RingWriter<'_>) {
+        let (t, h) = (self.tail(), self.head());
+        for idx in t..h {
+            let p = (idx & self.mask()) as usize;
+            let s = try_read_slot(&self.ring.slots[p]).unwrap_or(Sample {
+                stamp: self.ring.stamps[p].load(Ordering::Relaxed),
+                ..HEALED
+            });
+            dst.put(idx, &s);
+        }
+        let d = &dst.ring.header;
+        d.head.store(h, Ordering::Relaxed);
+        d.tail.store(t, Ordering::Relaxed);
+        d.claim.store(h, Ordering::Relaxed);
+        d.generation.store(self.generation(), Ordering::Relaxed);
+    }
+}
+
+/// What a slot left odd by a killed writer is rewritten as: the writer's own ring can only be
+/// torn that way, and a killed writer is a new arena anyway, so this never reaches readers in
+/// practice; it keeps the writer total.
+const HEALED: Sample = Sample {
+    stamp: 0,
+    parent: 0,
+    transform: Transform::IDENTITY,
+};
+
+/// The writer's view of a ring as a [`History`].
+pub(crate) struct WriterHistory<'a> {
+    ring: RingRef<'a>,
+    tail: u64,
+    len: usize,
+}
+
+impl History for WriterHistory<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stamp(&self, i: usize) -> i64 {
+        let p = ((self.tail + i as u64) as usize) & (self.ring.slots.len() - 1);
+        self.ring.stamps[p].load(Ordering::Relaxed)
+    }
+    fn sample(&self, i: usize) -> Sample {
+        let p = ((self.tail + i as u64) as usize) & (self.ring.slots.len() - 1);
+        try_read_slot(&self.ring.slots[p]).unwrap_or(HEALED)
+    }
+}
+
+
+/// A reader's snapshot of one ring, valid only if [`Snapshot::validate`] says so afterwards.
+pub(crate) struct Snapshot<'a> {
+    ring: RingRef<'a>,
+    tail: u64,
+    len: usize,
+    epoch: u64,
+    generation: u64,
+    /// The ring belongs to an older clear generation: reads as empty, nothing to validate.
+    stale: bool,
+    torn: Cell<bool>,
+    min_read: Cell<u64>,
+}
+
+impl<'a> Snapshot<'a> {
+    /// Starts a read; `None` when the writer is visibly mid-update.
+    fn begin(ring: RingRef<'a>, generation: u64) -> Option<Snapshot<'a>> {
+        let h = ring.header;
+        let epoch = h.epoch.load(Ordering::Acquire);
+        if epoch & 1 == 1 {
+            return None;
+        }
+        let g = h.generation.load(Ordering::Acquire);
+        let head = h.head.load(Ordering::Acquire);
+        let tail = h.tail.load(Ordering::Acquire);
+        let cap = ring.slots.len() as u64;
+        let stale = g != generation;
+        if !stale && (tail > head || head - tail > cap || h.head.load(Ordering::Acquire) != head)
+        {
+            return None;
+        }
+        Some(Snapshot {
+            ring,
+            tail,
+            len: if stale { 0 } else { (head - tail) as usize },
+            epoch,
+            generation: g,
+            stale,
+            torn: Cell::new(false),
+            min_read: Cell::new(u64::MAX),
+        })
+    }
+
+    fn physical(&self, i: usize) -> usize {
+        let idx = self.tail + i as u64;
+        if idx < self.min_read.get() {
+            self.min_read.set(idx);
+        }
+        (idx as usize) & (self.ring.slots.len() - 1)
+    }
+
+    /// Whether everything read through this snapshot was consistent.
+    fn validate(&self) -> bool {
+        if self.stale {
+            return true;
+        }
+        fence(Ordering::Acquire);
+        let h = self.ring.header;
+        let cap = self.ring.slots.len() as u64;
+        !self.torn.get()
+            && h.epoch.load(Ordering::Relaxed) == self.epoch
+            && h.generation.load(Ordering::Relaxed) == self.generation
+            && h.claim.load(Ordering::Relaxed) <= self.min_read.get().saturating_add(cap)
+    }
+}
+
+impl History for Snapshot<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stamp(&self, i: usize) -> i64 {
+        let p = self.physical(i);
+        self.ring.stamps[p].load(Ordering::Relaxed)
+    }
+    fn sample(&self, i: usize) -> Sample {
+        let p = self.physical(i);
+        match try_read_slot(&self.ring.slots[p]) {
+            Some(s) => s,
+            None => {
+                self.torn.set(true);
+                HEALED
+            }
+        }
+    }
+}
+
+/// Runs `f` over a consistent snapshot of `ring` (clear generation `generation`), retrying
+/// while the writer races it. `None` after [`MAX_READ_ATTEMPTS`] failed attempts.
+pub(crate) fn read<R>(
+    ring: RingRef<'_>,
+    generation: u64,
+    mut f: impl FnMut(&Snapshot<'_>) -> R,
+) -> Option<R> {
+    for _ in 0..MAX_READ_ATTEMPTS {
+        if let Some(snap) = Snapshot::begin(ring, generation) {
+            let r = f(&snap);
+            if snap.validate() {
+                return Some(r);
+            }
+        }
+        spin();
+    }
+    None
+}
+
+/// Model checks of the protocol: run with
+/// `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tf_shm --release --lib ring::loom_model`.
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use crate::arena::layout::RingHeader;
+    use crate::history::get_data;
+    use crate::sync::{AtomicI64, AtomicU64};
+    use loom::sync::Arc;
+
+    struct OwnedRing {
+        header: RingHeader,
+        stamps: Vec<AtomicI64>,
+        slots: Vec<Slot>,
+    }
+
+    fn new_ring(cap: usize) -> OwnedRing {
+        let z = || AtomicU64::new(0);
+        OwnedRing {
+            header: RingHeader {
+                head: z(),
+                tail: z(),
+                epoch: z(),
+                generation: z(),
+                claim: z(),
+                _pad: [z(), z(), z()],
+            },
+            stamps: (0..cap).map(|_| AtomicI64::new(0)).collect(),
+            slots: (0..cap)
+                .map(|_| Slot {
+                    seq: z(),
+                    stamp: AtomicI64::new(0),
+                    parent: z(),
+                    words: [z(), z(), z(), z(), z(), z(), z()],
+                })
+                .collect(),
+        }
+    }
+
+    impl OwnedRing {
+        fn r(&self) -> RingRef<'_> {
+            RingRef {
+                header: &self.header,
+                stamps: &self.stamps,
+                slots: &self.slots,
+            }
+        }
+    }
+
+    /// Every payload word is a function of the stamp, so a torn or misplaced slot shows.
+    fn sample(stamp: i64) -> Sample {
+        let v = stamp as f64;
+        Sample {
+            stamp,
+            parent: 1,
+            transform: Transform {
+                translation: [v, 2.0 * v, 3.0 * v],
+                rotation: [0.0, 0.0, 0.0, 1.0],
+            },
+        }
+    }
+
+    fn check(s: &Sample, lo: i64, hi: i64) {
+        let x = s.transform.translation[0];
+        assert!(x >= lo as f64 && x <= hi as f64, "x {x} outside [{lo}, {hi}]");
+        assert_eq!(s.transform.translation[1], 2.0 * x);
+        assert_eq!(s.transform.translation[2], 3.0 * x);
+        assert_eq!(s.parent, 1);
+    }
+
+    /// Appends that lap a 2-slot ring, racing a reader that interpolates: any validated
+    /// answer is an exact sample or an interpolation of two real ones.
+    #[test]
+    fn append_and_lap() {
+        loom::model(|| {
+            let ring = Arc::new(new_ring(2));
+            {
+                let w = RingWriter { ring: ring.r() };
+                w.append(&sample(10));
+                w.append(&sample(20));
+            }
+            let writer = {
+                let ring = ring.clone();
+                loom::thread::spawn(move || {
+                    let w = RingWriter { ring: ring.r() };
+                    w.append(&sample(30));
+                })
+            };
+            for t in [15, 20, 25] {
+                if let Some(Ok(s)) = read(ring.r(), 0, |h| get_data(h, t, true)) {
+                    // Interpolation at t of the linear stamp→x map is exactly t.
+                    check(&s, t, t);
+                }
+            }
+            writer.join().unwrap();
+        });
+    }
+
+    /// A reordering insert (older than the newest) racing a reader.
+    #[test]
+    fn reordering_insert() {
+        loom::model(|| {
+            let ring = Arc::new(new_ring(4));
+            {
+                let w = RingWriter { ring: ring.r() };
+                w.append(&sample(10));
+                w.append(&sample(30));
+            }
+            let writer = {
+                let ring = ring.clone();
+                loom::thread::spawn(move || {
+                    let w = RingWriter { ring: ring.r() };
+                    w.insert(1, &sample(20));
+                })
+            };
+            if let Some(Ok(s)) = read(ring.r(), 0, |h| get_data(h, 25, true)) {
+                check(&s, 25, 25);
+            }
+            if let Some(Ok(s)) = read(ring.r(), 0, |h| get_data(h, 0, true)) {
+                check(&s, 30, 30);
+            }
+            writer.join().unwrap();
+        });
+    }
+}

@@ -1,0 +1,17 @@
+//! Atomics used by shared records: std's, or loom's when model-checking the ring (`--cfg loom`).
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{fence, AtomicI64, AtomicU32, AtomicU64, Ordering};
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{fence, AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+/// Spin hint between seqlock retries.
+#[cfg(loom)]
+pub(crate) fn spin() {
+    loom::thread::yield_now();
+}
+/// Spin hint between seqlock retries.
+#[cfg(not(loom))]
+pub(crate) fn spin() {
+    std::hint::spin_loop();
+}

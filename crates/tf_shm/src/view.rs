@@ -1,0 +1,293 @@
+//! A reader's view of an arena: tf2's queries over shared memory, without locks or syscalls.
+//!
+//! Every index and offset read from the arena is checked against the geometry validated when
+//! the view was made; a damaged arena yields [`ArenaError`], never a panic.
+
+use std::sync::Arc;
+
+use crate::arena::layout::*;
+use crate::arena::region::Region;
+use crate::arena::{names, ArenaIdentity, Geometry};
+use crate::error::{ArenaError, TransformError};
+use crate::history::get_data;
+use crate::ring::{self, read_slot};
+use crate::sample::{FrameId, Sample, TransformStamped};
+use crate::store::{CacheError, FrameStore, History, HistorySpan, LinkAt};
+use crate::sync::Ordering;
+use crate::walk;
+
+/// Read access to an arena (shared mapping or in-process). Cheap to clone; `Send + Sync`.
+#[derive(Clone)]
+pub struct ArenaView {
+    region: Arc<Region>,
+    geo: Geometry,
+    identity: ArenaIdentity,
+}
+
+const CORRUPT_NAME: ArenaError = ArenaError::Corrupt { what: "frame.name" };
+const CORRUPT_RING: ArenaError = ArenaError::Corrupt { what: "frame.ring" };
+const CORRUPT_PARENT: ArenaError = ArenaError::Corrupt {
+    what: "sample.parent",
+};
+
+impl ArenaView {
+    pub(crate) fn new(region: Arc<Region>, geo: Geometry, identity: ArenaIdentity) -> ArenaView {
+        ArenaView {
+            region,
+            geo,
+            identity,
+        }
+    }
+
+    /// The arena's identity (instance uuid, boot id, size).
+    pub fn identity(&self) -> ArenaIdentity {
+        self.identity
+    }
+
+    /// The cache time the arena was created with, ns.
+    pub fn cache_time_ns(&self) -> i64 {
+        self.geo.cache_time_ns
+    }
+
+    fn header(&self) -> &Header {
+        self.region.header().expect("validated at attach")
+    }
+
+    fn record(&self, id: FrameId) -> Result<&FrameRecord, ArenaError> {
+        if id == 0 || id >= self.frame_count() {
+            return Err(ArenaError::Corrupt { what: "frame id" });
+        }
+        self.region
+            .frame(self.geo.frames_off, id)
+            .ok_or(ArenaError::Corrupt { what: "frame id" })
+    }
+
+    fn name_words(&self, name_ref: u64) -> Result<(&[crate::sync::AtomicU64], usize), ArenaError> {
+        let (off, len) = decode_name_ref(name_ref);
+        let n = names::words_for(len as usize) as u64;
+        if len as usize > MAX_NAME_LEN || u64::from(off) + n > self.geo.names_words {
+            return Err(CORRUPT_NAME);
+        }
+        let words = self
+            .region
+            .u64s(self.geo.names_off + u64::from(off) * 8, n as usize)
+            .ok_or(CORRUPT_NAME)?;
+        Ok((words, len as usize))
+    }
+
+    fn check_parent(&self, s: Sample) -> Result<Sample, ArenaError> {
+        if s.parent >= self.frame_count() {
+            return Err(CORRUPT_PARENT);
+        }
+        Ok(s)
+    }
+
+    fn ring(&self, rec: &FrameRecord) -> Result<Option<crate::arena::region::RingRef<'_>>, ArenaError> {
+        let desc = rec.ring.load(Ordering::Acquire);
+        if desc == 0 {
+            return Ok(None);
+        }
+        let (off, log2) = decode_ring_descriptor(desc);
+        if log2 > self.geo.max_ring_capacity.trailing_zeros() {
+            return Err(CORRUPT_RING);
+        }
+        let cap = 1usize << log2;
+        if off.saturating_add(ring_bytes(cap) as u64) > self.geo.pool_size {
+            return Err(CORRUPT_RING);
+        }
+        self.region
+            .ring(self.geo.pool_off + off, cap)
+            .map(Some)
+            .ok_or(CORRUPT_RING)
+    }
+
+    /// Runs `f` over a consistent snapshot of a dynamic frame's history.
+    fn with_history<R>(
+        &self,
+        id: FrameId,
+        rec: &FrameRecord,
+        f: impl FnMut(&ring::Snapshot<'_>) -> R,
+    ) -> Result<Option<R>, ArenaError> {
+        let Some(r) = self.ring(rec)? else {
+            return Ok(None);
+        };
+        let generation = self.header().clear_generation.load(Ordering::Acquire);
+        ring::read(r, generation, f)
+            .map(Some)
+            .ok_or(ArenaError::Contended { frame: id })
+    }
+
+    /// Status bits of the arena (`STATUS_*` in [`crate::arena::layout`]).
+    pub fn status(&self) -> u64 {
+        self.header().status.load(Ordering::Relaxed)
+    }
+
+    // ---- tf2's queries (see `walk` for what each reproduces) ----
+
+    /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
+    /// latest common time). See [`walk::lookup_transform`] for errors.
+    pub fn lookup_transform<'a>(
+        &self,
+        target: &'a str,
+        source: &'a str,
+        time: i64,
+    ) -> Result<TransformStamped<'a>, TransformError> {
+        walk::lookup_transform(self, target, source, time)
+    }
+
+    /// tf2's two-time `lookupTransform(target, target_time, source, source_time, fixed)`.
+    pub fn lookup_transform_full<'a>(
+        &self,
+        target: &'a str,
+        target_time: i64,
+        source: &'a str,
+        source_time: i64,
+        fixed: &str,
+    ) -> Result<TransformStamped<'a>, TransformError> {
+        walk::lookup_transform_full(self, target, target_time, source, source_time, fixed)
+    }
+
+    /// tf2's `canTransform(target, source, time)`; the error carries canTransform's text.
+    pub fn can_transform(&self, target: &str, source: &str, time: i64) -> Result<(), TransformError> {
+        walk::can_transform(self, target, source, time)
+    }
+
+    /// tf2's two-time `canTransform`.
+    pub fn can_transform_full(
+        &self,
+        target: &str,
+        target_time: i64,
+        source: &str,
+        source_time: i64,
+        fixed: &str,
+    ) -> Result<(), TransformError> {
+        walk::can_transform_full(self, target, target_time, source, source_time, fixed)
+    }
+
+    /// tf2's `getLatestCommonTime(target, source)`, ns.
+    pub fn get_latest_common_time(&self, target: &str, source: &str) -> Result<i64, TransformError> {
+        walk::get_latest_common_time(self, target, source)
+    }
+
+    /// tf2's `allFramesAsString()`.
+    pub fn all_frames_as_string(&self) -> Result<String, ArenaError> {
+        walk::all_frames_as_string(self)
+    }
+
+    /// tf2's `allFramesAsYAML(now)`; `now` in ns.
+    pub fn all_frames_as_yaml(&self, now: i64) -> Result<String, ArenaError> {
+        walk::all_frames_as_yaml(self, now)
+    }
+}
+
+impl FrameStore for ArenaView {
+    fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
+        let count = self.frame_count();
+        let index = self
+            .region
+            .u32s(self.geo.index_off, self.geo.index_capacity as usize)
+            .ok_or(ArenaError::Corrupt { what: "index" })?;
+        for entry in names::probe(index, names::hash(name.as_bytes())) {
+            let id = entry.load(Ordering::Relaxed);
+            if id == 0 {
+                return Ok(None);
+            }
+            if id >= count {
+                // Published after our frame count load, or damaged: not visible to us.
+                continue;
+            }
+            let rec = self.record(id)?;
+            let (words, len) = self.name_words(rec.name.load(Ordering::Relaxed))?;
+            if len == name.len() && names::equals(words, name.as_bytes()) {
+                return Ok(Some(id));
+            }
+        }
+        Ok(None)
+    }
+
+    fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        if id == 0 || id >= self.frame_count() {
+            return Ok(None);
+        }
+        let rec = self.record(id)?;
+        let (words, len) = self.name_words(rec.name.load(Ordering::Relaxed))?;
+        names::read(words, len).map(Some).ok_or(CORRUPT_NAME)
+    }
+
+    fn frame_count(&self) -> FrameId {
+        self.header()
+            .frame_count
+            .load(Ordering::Acquire)
+            .min(self.geo.max_frames)
+    }
+
+    fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
+        let rec = self.record(id)?;
+        match rec.kind.load(Ordering::Acquire) {
+            KIND_STATIC => {
+                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                // tf2's StaticCache answers any time with the requested stamp.
+                Ok(LinkAt::Sample(self.check_parent(Sample { stamp: time, ..s })?))
+            }
+            KIND_DYNAMIC => {
+                match self.with_history(id, rec, |h| get_data(h, time, interpolate))? {
+                    None => Ok(LinkAt::Failed(CacheError::NoData { time })),
+                    Some(Ok(s)) => Ok(LinkAt::Sample(self.check_parent(s)?)),
+                    Some(Err(e)) => Ok(LinkAt::Failed(e)),
+                }
+            }
+            _ => Ok(LinkAt::NoCache),
+        }
+    }
+
+    fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
+        let rec = self.record(id)?;
+        match rec.kind.load(Ordering::Acquire) {
+            KIND_STATIC => {
+                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                Ok(Some((0, self.check_parent(s)?.parent)))
+            }
+            KIND_DYNAMIC => {
+                let newest = self.with_history(id, rec, |h| {
+                    (!h.is_empty()).then(|| h.sample(h.len() - 1))
+                })?;
+                match newest.flatten() {
+                    None => Ok(Some((0, 0))),
+                    Some(s) => {
+                        let s = self.check_parent(s)?;
+                        Ok(Some((s.stamp, s.parent)))
+                    }
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn is_static(&self, id: FrameId) -> Result<bool, ArenaError> {
+        Ok(self.record(id)?.kind.load(Ordering::Acquire) == KIND_STATIC)
+    }
+
+    fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
+        let rec = self.record(id)?;
+        if rec.kind.load(Ordering::Acquire) != KIND_DYNAMIC {
+            return Ok(None);
+        }
+        let span = self.with_history(id, rec, |h| {
+            (!h.is_empty()).then(|| HistorySpan {
+                oldest: h.stamp(0),
+                newest: h.stamp(h.len() - 1),
+                len: h.len(),
+            })
+        })?;
+        Ok(span.flatten())
+    }
+
+    fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        let r = self.record(id)?.authority.load(Ordering::Relaxed);
+        if r == 0 {
+            return Ok(None);
+        }
+        let (words, len) = self.name_words(r)?;
+        names::read(words, len).map(Some).ok_or(CORRUPT_NAME)
+    }
+}

@@ -1,0 +1,449 @@
+//! The single writer: tf2's `setTransform` applied to the arena.
+//!
+//! Validation is tf2 ROS 2's ([`crate::validate`]); insertion follows `TimeCache::insertData`
+//! ([`crate::history::insert_decision`]) on the frame's ring ([`crate::ring`]). Frames appear
+//! at run time: a new name is written, then its record, then its index entry, and only then is
+//! the frame count raised (Release), so readers never see half a frame.
+//!
+//! Ring growth: a dynamic frame starts with a small ring from the pool. When the ring is full
+//! and its oldest sample is still within the cache time, the writer copies the history into a
+//! ring twice as large and publishes the new descriptor with one Release store. Old rings are
+//! never reused, so a reader still on one reads a frozen, consistent history. When the pool is
+//! exhausted (or the frame publishes faster than `max_rate_hz`), the ring keeps its size and
+//! drops its oldest sample: the frame is flagged `FRAME_HISTORY_SHORT`, the arena
+//! `STATUS_POOL_EXHAUSTED`, and every other frame keeps working.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::arena::layout::*;
+use crate::arena::region::{Region, RingRef};
+use crate::arena::{names, Geometry};
+use crate::history::{insert_decision, InsertDecision};
+use crate::ring::{write_slot, RingWriter};
+use crate::sample::{FrameId, Sample};
+use crate::sync::Ordering;
+use crate::validate::{old_data_message, validate, Refusal, RefusalCode, TransformInput};
+
+/// What happened to an accepted sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteStatus {
+    /// Stored.
+    Stored,
+    /// Equal in every field to a stored sample: dropped silently, as tf2 ROS 2 does.
+    DuplicateDropped,
+    /// Stored, but the frame's ring could not grow, so its oldest sample was dropped before
+    /// the cache time (pool exhausted or rate above `max_rate_hz`).
+    StoredHistoryCut,
+}
+
+/// The arena has no room for what a sample needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CapacityError {
+    /// The frame table is full (`max_frames`); the new frame is named.
+    FrameTableFull {
+        /// The frame that could not be added.
+        frame: String,
+        /// The arena's `max_frames`.
+        max_frames: u32,
+    },
+    /// The names region is full.
+    NamesFull {
+        /// The name that did not fit.
+        name: String,
+    },
+    /// A frame or authority name is longer than [`MAX_NAME_LEN`] bytes.
+    NameTooLong {
+        /// Its length, bytes.
+        len: usize,
+    },
+    /// A new dynamic frame could not get its first ring: the ring pool is exhausted.
+    RingPoolExhausted {
+        /// The frame.
+        frame: String,
+    },
+}
+
+impl fmt::Display for CapacityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CapacityError::FrameTableFull { frame, max_frames } => write!(
+                f,
+                "cannot add frame \"{frame}\": the arena holds at most {max_frames} frames \
+                 (raise max_frames)"
+            ),
+            CapacityError::NamesFull { name } => write!(
+                f,
+                "cannot store name \"{name}\": the arena's names region is full (raise max_frames)"
+            ),
+            CapacityError::NameTooLong { len } => write!(
+                f,
+                "frame or authority name of {len} bytes is longer than the {MAX_NAME_LEN} allowed"
+            ),
+            CapacityError::RingPoolExhausted { frame } => write!(
+                f,
+                "cannot store history for frame \"{frame}\": the ring pool is exhausted (raise \
+                 the memory budget)"
+            ),
+        }
+    }
+}
+
+/// Why `set_transform` did not store a sample.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetTransformError {
+    /// tf2 refuses it (`TF_SELF_TRANSFORM`, `TF_NAN_INPUT`, `TF_OLD_DATA`, …); the refusal
+    /// carries every code and tf2's log text.
+    Refused(Refusal),
+    /// The arena is out of room for it.
+    Capacity(CapacityError),
+}
+
+impl fmt::Display for SetTransformError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetTransformError::Refused(r) => r.fmt(f),
+            SetTransformError::Capacity(c) => c.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SetTransformError {}
+
+/// Index of a counter in `Header::refusals`.
+fn refusal_counter(code: RefusalCode) -> usize {
+    match code {
+        RefusalCode::SelfTransform => 0,
+        RefusalCode::NoChildFrameId => 1,
+        RefusalCode::NoFrameId => 2,
+        RefusalCode::NanInput => 3,
+        RefusalCode::DenormalizedQuaternion => 4,
+        RefusalCode::OldData => 5,
+    }
+}
+
+/// Counter index for samples refused for lack of room.
+pub const CAPACITY_COUNTER: usize = 6;
+
+/// The arena's only writer. Not `Clone`: one per arena.
+pub struct ArenaWriter {
+    region: Arc<Region>,
+    geo: Geometry,
+    /// Name → id of every frame, and name → reference of every authority (the writer's own
+    /// index; readers use the in-arena one).
+    frames: HashMap<Box<str>, FrameId>,
+    authorities: HashMap<Box<str>, u64>,
+}
+
+impl ArenaWriter {
+    pub(crate) fn new(region: Arc<Region>, geo: Geometry) -> ArenaWriter {
+        assert!(region.is_writable(), "a writer needs a writable region");
+        ArenaWriter {
+            region,
+            geo,
+            frames: HashMap::new(),
+            authorities: HashMap::new(),
+        }
+    }
+
+    fn header(&self) -> &Header {
+        self.region.header().expect("own arena has a header")
+    }
+
+    fn record(&self, id: FrameId) -> &FrameRecord {
+        self.region
+            .frame(self.geo.frames_off, id)
+            .expect("own frame ids are in range")
+    }
+
+    /// The cache time, ns.
+    pub fn cache_time_ns(&self) -> i64 {
+        self.geo.cache_time_ns
+    }
+
+    /// tf2's `BufferCore::setTransform(msg, authority, is_static)` (ROS 2 Jazzy rules, spec §2):
+    /// validates, creates frames as needed, and stores the sample — into the frame's static
+    /// slot when `is_static`, else into its history. A frame that switches kind loses its old
+    /// cache, as in ROS 2.
+    ///
+    /// Errors: [`SetTransformError::Refused`] with tf2's codes and texts (nothing is stored, the
+    /// refusal is counted in the arena header); [`SetTransformError::Capacity`] when the frame
+    /// table, names region or ring pool has no room (nothing is stored; other frames are
+    /// unaffected). Allocates only when a frame or authority is seen for the first time.
+    pub fn set_transform(
+        &mut self,
+        input: &TransformInput<'_>,
+        authority: &str,
+        is_static: bool,
+    ) -> Result<WriteStatus, SetTransformError> {
+        let v = match validate(input, authority) {
+            Ok(v) => v,
+            Err(r) => return Err(self.refused(r)),
+        };
+        let child = self.intern(v.child).map_err(|e| self.capacity(e))?;
+        let parent = self.intern(v.parent).map_err(|e| self.capacity(e))?;
+        let sample = Sample {
+            stamp: v.stamp,
+            parent,
+            transform: v.transform,
+        };
+        let status = if is_static {
+            self.store_static(child, &sample);
+            WriteStatus::Stored
+        } else {
+            match self.store_dynamic(child, &sample) {
+                Ok(s) => s,
+                Err(Stop::Old) => {
+                    let r = Refusal::old_data(old_data_message(v.child, v.stamp, authority));
+                    return Err(self.refused(r));
+                }
+                Err(Stop::NoRing) => {
+                    let e = CapacityError::RingPoolExhausted {
+                        frame: v.child.to_string(),
+                    };
+                    return Err(self.capacity(e));
+                }
+            }
+        };
+        if status != WriteStatus::DuplicateDropped {
+            self.note_accepted(child, parent, authority);
+        }
+        Ok(status)
+    }
+
+    /// tf2's `BufferCore::clear()`: every dynamic frame's history becomes empty in one store;
+    /// static frames and frame names stay.
+    pub fn clear(&mut self) {
+        let h = self.header();
+        h.clear_generation.fetch_add(1, Ordering::Release);
+        h.clears_total.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn refused(&self, r: Refusal) -> SetTransformError {
+        for code in r.codes() {
+            self.header().refusals[refusal_counter(code)].fetch_add(1, Ordering::Relaxed);
+        }
+        SetTransformError::Refused(r)
+    }
+
+    fn capacity(&self, e: CapacityError) -> SetTransformError {
+        let h = self.header();
+        h.refusals[CAPACITY_COUNTER].fetch_add(1, Ordering::Relaxed);
+        let bit = match e {
+            CapacityError::FrameTableFull { .. } => STATUS_FRAME_TABLE_FULL,
+            CapacityError::NamesFull { .. } | CapacityError::NameTooLong { .. } => {
+                STATUS_NAMES_FULL
+            }
+            CapacityError::RingPoolExhausted { .. } => STATUS_POOL_EXHAUSTED,
+        };
+        h.status.fetch_or(bit, Ordering::Relaxed);
+        SetTransformError::Capacity(e)
+    }
+
+    /// Id of `name`, creating the frame (with no cache) the first time.
+    fn intern(&mut self, name: &str) -> Result<FrameId, CapacityError> {
+        if let Some(&id) = self.frames.get(name) {
+            return Ok(id);
+        }
+        let h = self.header();
+        let id = h.frame_count.load(Ordering::Relaxed);
+        if id >= self.geo.max_frames {
+            return Err(CapacityError::FrameTableFull {
+                frame: name.to_string(),
+                max_frames: self.geo.max_frames,
+            });
+        }
+        let name_ref = self.store_name(name)?;
+        let rec = self.record(id);
+        rec.name.store(name_ref, Ordering::Relaxed);
+        rec.kind.store(KIND_NONE, Ordering::Relaxed);
+        let index = self
+            .region
+            .u32s(self.geo.index_off, self.geo.index_capacity as usize)
+            .expect("index inside own arena");
+        // The index is twice max_frames, so a free entry always exists.
+        if let Some(entry) = names::probe(index, names::hash(name.as_bytes()))
+            .find(|e| e.load(Ordering::Relaxed) == 0)
+        {
+            entry.store(id, Ordering::Relaxed);
+        }
+        h.frame_count.store(id + 1, Ordering::Release);
+        self.frames.insert(name.into(), id);
+        Ok(id)
+    }
+
+    /// Writes `name` into the names region; returns its reference.
+    fn store_name(&self, name: &str) -> Result<u64, CapacityError> {
+        if name.len() > MAX_NAME_LEN {
+            return Err(CapacityError::NameTooLong { len: name.len() });
+        }
+        let h = self.header();
+        let used = h.names_used.load(Ordering::Relaxed);
+        let n = names::words_for(name.len()) as u64;
+        if used + n > self.geo.names_words {
+            return Err(CapacityError::NamesFull {
+                name: name.to_string(),
+            });
+        }
+        let words = self
+            .region
+            .u64s(self.geo.names_off + used * 8, n as usize)
+            .expect("names inside own arena");
+        names::write(words, name.as_bytes());
+        h.names_used.store(used + n, Ordering::Relaxed);
+        Ok(name_ref(used as u32, name.len() as u32))
+    }
+
+    fn store_static(&self, id: FrameId, s: &Sample) {
+        let rec = self.record(id);
+        write_slot(&rec.static_slot, s);
+        // ROS 2: a dynamic frame becoming static loses its history (the kind switch is the
+        // one store readers see).
+        rec.kind.store(KIND_STATIC, Ordering::Release);
+    }
+
+    fn ring_of(&self, rec: &FrameRecord) -> Option<RingWriter<'_>> {
+        let (off, log2) = decode_ring_descriptor(rec.ring.load(Ordering::Relaxed));
+        if rec.ring.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        self.ring_at(off, 1usize << log2)
+    }
+
+    fn ring_at(&self, pool_rel: u64, capacity: usize) -> Option<RingWriter<'_>> {
+        let ring: RingRef<'_> = self.region.ring(self.geo.pool_off + pool_rel, capacity)?;
+        Some(RingWriter { ring })
+    }
+
+    /// Allocates a ring of `capacity` samples from the pool; `None` when it does not fit.
+    fn allocate_ring(&self, capacity: usize) -> Option<u64> {
+        let h = self.header();
+        let used = h.pool_used.load(Ordering::Relaxed);
+        let bytes = ring_bytes(capacity) as u64;
+        if used + bytes > self.geo.pool_size {
+            return None;
+        }
+        h.pool_used.store(used + bytes, Ordering::Relaxed);
+        Some(used)
+    }
+
+    fn store_dynamic(&self, id: FrameId, s: &Sample) -> Result<WriteStatus, Stop> {
+        let rec = self.record(id);
+        let generation = self.header().clear_generation.load(Ordering::Relaxed);
+        let was_dynamic = rec.kind.load(Ordering::Relaxed) == KIND_DYNAMIC;
+        let ring = match self.ring_of(rec) {
+            Some(r) => r,
+            None => {
+                let cap = self.geo.initial_ring_capacity as usize;
+                let Some(off) = self.allocate_ring(cap) else {
+                    rec.flags.fetch_or(FRAME_NO_RING, Ordering::Relaxed);
+                    return Err(Stop::NoRing);
+                };
+                let r = self.ring_at(off, cap).expect("allocated inside the pool");
+                r.reset(generation);
+                rec.ring
+                    .store(ring_descriptor(off as usize, cap), Ordering::Release);
+                rec.flags.fetch_and(!FRAME_NO_RING, Ordering::Relaxed);
+                r
+            }
+        };
+        // A new TimeCache (ROS 2 kind switch) or a cleared one starts empty.
+        if !was_dynamic || ring.generation() != generation {
+            ring.reset(generation);
+        }
+        let decision = insert_decision(&ring.history(), s, self.geo.cache_time_ns);
+        ring.drop_oldest(decision.prune() as u64);
+        let index = match decision {
+            InsertDecision::RejectOld { .. } => return Err(Stop::Old),
+            InsertDecision::DropDuplicate { .. } => return Ok(WriteStatus::DuplicateDropped),
+            InsertDecision::Insert { index, .. } => index as u64,
+        };
+        let mut status = WriteStatus::Stored;
+        let mut ring = ring;
+        let mut index = index;
+        if ring.len() == ring.capacity() {
+            match self.grow(rec, &ring) {
+                Some(bigger) => ring = bigger,
+                None => {
+                    // Keep the newest `capacity` samples, the new one included.
+                    if index == 0 {
+                        status = WriteStatus::StoredHistoryCut;
+                        rec.flags.fetch_or(FRAME_HISTORY_SHORT, Ordering::Relaxed);
+                        self.mark_kind_dynamic(rec, was_dynamic);
+                        return Ok(status);
+                    }
+                    ring.drop_oldest(1);
+                    index -= 1;
+                    status = WriteStatus::StoredHistoryCut;
+                    rec.flags.fetch_or(FRAME_HISTORY_SHORT, Ordering::Relaxed);
+                }
+            }
+        }
+        ring.insert(index, s);
+        self.mark_kind_dynamic(rec, was_dynamic);
+        Ok(status)
+    }
+
+    fn mark_kind_dynamic(&self, rec: &FrameRecord, was_dynamic: bool) {
+        if !was_dynamic {
+            rec.kind.store(KIND_DYNAMIC, Ordering::Release);
+        }
+    }
+
+    /// Moves a full ring's history into one twice as large, if `max_ring_capacity` and the
+    /// pool allow. (Pruning already ran, so every sample in a full ring is one tf2 would keep.)
+    fn grow<'a>(&'a self, rec: &FrameRecord, ring: &RingWriter<'a>) -> Option<RingWriter<'a>> {
+        let cap = ring.capacity() as usize;
+        if cap * 2 > self.geo.max_ring_capacity as usize {
+            return None;
+        }
+        let Some(off) = self.allocate_ring(cap * 2) else {
+            self.header()
+                .status
+                .fetch_or(STATUS_POOL_EXHAUSTED, Ordering::Relaxed);
+            return None;
+        };
+        let bigger = self.ring_at(off, cap * 2)?;
+        ring.copy_into(&bigger);
+        rec.ring
+            .store(ring_descriptor(off as usize, cap * 2), Ordering::Release);
+        Some(bigger)
+    }
+
+    fn note_accepted(&mut self, child: FrameId, parent: FrameId, authority: &str) {
+        let authority_ref = self.authority_ref(authority);
+        let now = crate::time::unix_now_ns();
+        let h = self.header();
+        h.accepted_total.fetch_add(1, Ordering::Relaxed);
+        h.last_write_unix_ns.store(now, Ordering::Relaxed);
+        let rec = self.record(child);
+        let accepted = rec.accepted.fetch_add(1, Ordering::Relaxed);
+        let previous = rec.last_parent.swap(parent, Ordering::Relaxed);
+        if accepted > 0 && previous != parent {
+            rec.parent_changes.fetch_add(1, Ordering::Relaxed);
+            rec.last_parent_change_unix_ns.store(now, Ordering::Relaxed);
+        }
+        rec.last_write_unix_ns.store(now, Ordering::Relaxed);
+        if let Some(r) = authority_ref {
+            rec.authority.store(r, Ordering::Relaxed);
+        }
+    }
+
+    /// Reference of `authority` in the names region, storing it the first time; `None` if it
+    /// does not fit (authorities are informational; the sample is kept regardless).
+    fn authority_ref(&mut self, authority: &str) -> Option<u64> {
+        if let Some(&r) = self.authorities.get(authority) {
+            return Some(r);
+        }
+        let r = self.store_name(authority).ok()?;
+        self.authorities.insert(authority.into(), r);
+        Some(r)
+    }
+}
+
+/// Internal reasons `store_dynamic` stops without storing.
+enum Stop {
+    Old,
+    NoRing,
+}
