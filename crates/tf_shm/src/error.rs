@@ -116,3 +116,123 @@ impl fmt::Display for ArenaError {
 }
 
 impl std::error::Error for ArenaError {}
+
+/// Why a frame name passed to a query was refused (tf2's `validateFrameId`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameArgProblem {
+    /// `""`.
+    Empty,
+    /// Starts with `/` (queries do not strip it; only inserts do).
+    LeadingSlash,
+    /// Not a known frame.
+    Unknown,
+}
+
+/// The `what()` text of a failed cache read, as tf2 Jazzy's `TimeCache` writes it (spec §4.3);
+/// empty for an empty cache. Times are printed `%.6f` seconds.
+pub fn cache_error_text(e: &crate::store::CacheError) -> String {
+    use crate::store::CacheError;
+    use crate::time::display_time;
+    match *e {
+        CacheError::NoData { .. } => String::new(),
+        CacheError::OneSample { time, only } => format!(
+            "Lookup would require extrapolation at time {}, but only time {} is in the buffer",
+            display_time(time),
+            display_time(only)
+        ),
+        CacheError::Future { time, latest } => format!(
+            "Lookup would require extrapolation into the future.  Requested time {} but the \
+             latest data is at time {}",
+            display_time(time),
+            display_time(latest)
+        ),
+        CacheError::Past { time, earliest } => format!(
+            "Lookup would require extrapolation into the past.  Requested time {} but the \
+             earliest data is at time {}",
+            display_time(time),
+            display_time(earliest)
+        ),
+    }
+}
+
+/// The Jazzy exception subclass of a failed cache read (zero or one sample → `NoData`).
+pub fn extrapolation_kind(e: &crate::store::CacheError) -> ExtrapolationKind {
+    use crate::store::CacheError;
+    match e {
+        CacheError::NoData { .. } | CacheError::OneSample { .. } => ExtrapolationKind::NoData,
+        CacheError::Future { .. } => ExtrapolationKind::Forward,
+        CacheError::Past { .. } => ExtrapolationKind::Backward,
+    }
+}
+
+impl TransformError {
+    /// tf2's walk failure: the cache text plus
+    /// `", when looking up transform from frame [<source>] to frame [<target>]"` (source first).
+    pub fn extrapolation(e: &crate::store::CacheError, source: &str, target: &str) -> Self {
+        TransformError::Extrapolation {
+            kind: extrapolation_kind(e),
+            message: format!(
+                "{}, when looking up transform from frame [{source}] to frame [{target}]",
+                cache_error_text(e)
+            ),
+        }
+    }
+
+    /// tf2's `createConnectivityErrorString` (no space after "tree.").
+    pub fn connectivity(target: &str, source: &str) -> Self {
+        TransformError::Connectivity(format!(
+            "Could not find a connection between '{target}' and '{source}' because they are not \
+             part of the same tree.Tf has two or more unconnected trees."
+        ))
+    }
+
+    /// tf2's loop guard (more than 1000 links): the text, then `all_frames_as_string`'s dump.
+    pub fn tree_loop(frames_dump: &str) -> Self {
+        TransformError::Lookup(format!(
+            "The tf tree is invalid because it contains a loop.\n{frames_dump}\n"
+        ))
+    }
+
+    /// tf2's throwing `validateFrameId` for `lookupTransform`; `arg` is e.g. `"target_frame"`.
+    /// Empty and leading-slash names are `InvalidArgumentException`s, unknown names
+    /// `LookupException`s (with tf2's trailing space).
+    pub fn lookup_argument(arg: &str, frame: &str, problem: FrameArgProblem) -> Self {
+        Self::frame_argument(&format!("lookupTransform argument {arg}"), frame, problem)
+    }
+
+    /// tf2's throwing `validateFrameId(function_name_arg, frame)` for any caller, e.g.
+    /// `"lookupTransform argument target_frame"` or tf2_py's `"get_latest_common_time"`.
+    pub fn frame_argument(function_arg: &str, frame: &str, problem: FrameArgProblem) -> Self {
+        match problem {
+            FrameArgProblem::Empty => TransformError::InvalidArgument(format!(
+                "Invalid argument \"{frame}\" passed to {function_arg} - in tf2 frame_ids cannot \
+                 be empty"
+            )),
+            FrameArgProblem::LeadingSlash => TransformError::InvalidArgument(format!(
+                "Invalid argument \"{frame}\" passed to {function_arg} - in tf2 frame_ids cannot \
+                 start with a '/'"
+            )),
+            FrameArgProblem::Unknown => TransformError::Lookup(format!(
+                "\"{frame}\" passed to {function_arg} does not exist. "
+            )),
+        }
+    }
+
+    /// tf2 ROS 2's `canTransform` error string for a bad argument (`fillOrWarnMessageForInvalidFrame`).
+    /// tf2 returns it as a string with `false`; we classify empty/slash names as
+    /// `InvalidArgument` and unknown ones as `Lookup`.
+    pub fn can_transform_argument(arg: &str, frame: &str, problem: FrameArgProblem) -> Self {
+        let text = |why: &str| {
+            format!("Invalid frame ID \"{frame}\" passed to canTransform argument {arg} - {why}")
+        };
+        match problem {
+            FrameArgProblem::Empty => {
+                TransformError::InvalidArgument(text("in tf2 frame_ids cannot be empty"))
+            }
+            FrameArgProblem::LeadingSlash => {
+                TransformError::InvalidArgument(text("in tf2 frame_ids cannot start with a '/'"))
+            }
+            FrameArgProblem::Unknown => TransformError::Lookup(text("frame does not exist")),
+        }
+    }
+}

@@ -1,1 +1,344 @@
-//! (being written)
+//! Quaternion and transform arithmetic exactly as tf2's `LinearMath` (Bullet-derived) does it,
+//! in `f64`, with the same operation order, so results agree with tf2 to the last bit wherever
+//! the platform's `sin`/`acos` agree (glibc on both sides).
+//!
+//! Quaternions are `[x, y, z, w]`, vectors `[x, y, z]`, matrices row-major `[[f64; 3]; 3]`.
+//! Nothing here normalises behind the caller's back: tf2 does not either, so a non-unit
+//! quaternion scales what it rotates by `|q|²` ([`quat_rotate`]) until something passes it
+//! through a matrix ([`canonicalize`]).
+
+use crate::sample::Transform;
+
+/// `[x, y, z, w]`.
+pub type Quat = [f64; 4];
+/// `[x, y, z]`.
+pub type Vec3 = [f64; 3];
+/// Row-major 3×3 matrix (`m[row][col]`), as tf2's `Matrix3x3::m_el`.
+pub type Mat3 = [[f64; 3]; 3];
+
+/// The identity rotation.
+pub const QUAT_IDENTITY: Quat = [0.0, 0.0, 0.0, 1.0];
+/// The identity matrix.
+pub const MAT3_IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+/// 4-D dot product (`Quaternion::dot`).
+#[inline]
+pub fn quat_dot(a: &Quat, b: &Quat) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
+}
+
+/// `|q|²` (`Quaternion::length2`).
+#[inline]
+pub fn quat_length2(q: &Quat) -> f64 {
+    quat_dot(q, q)
+}
+
+/// Hamilton product `a·b` (tf2's `operator*(Quaternion, Quaternion)`): applies `b` first.
+#[inline]
+pub fn quat_mul(a: &Quat, b: &Quat) -> Quat {
+    let [ax, ay, az, aw] = *a;
+    let [bx, by, bz, bw] = *b;
+    [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by + ay * bw + az * bx - ax * bz,
+        aw * bz + az * bw + ax * by - ay * bx,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
+}
+
+/// Conjugate `(−x, −y, −z, w)`, which is what tf2's `Quaternion::inverse` returns (no division
+/// by `|q|²`).
+#[inline]
+pub fn quat_inverse(q: &Quat) -> Quat {
+    [-q[0], -q[1], -q[2], q[3]]
+}
+
+/// tf2's `quatRotate(q, v)` = vector part of `q·v·conj(q)`; scales by `|q|²` for non-unit `q`.
+#[inline]
+pub fn quat_rotate(q: &Quat, v: &Vec3) -> Vec3 {
+    let [qx, qy, qz, qw] = *q;
+    let [vx, vy, vz] = *v;
+    // `Quaternion * Vector3`.
+    let t = [
+        qw * vx + qy * vz - qz * vy,
+        qw * vy + qz * vx - qx * vz,
+        qw * vz + qx * vy - qy * vx,
+        -qx * vx - qy * vy - qz * vz,
+    ];
+    // `t *= q.inverse()` (`Quaternion::operator*=`).
+    let [ix, iy, iz, iw] = quat_inverse(q);
+    let [tx, ty, tz, tw] = t;
+    [
+        tw * ix + tx * iw + ty * iz - tz * iy,
+        tw * iy + ty * iw + tz * ix - tx * iz,
+        tw * iz + tz * iw + tx * iy - ty * ix,
+    ]
+}
+
+/// Component-wise sum (`Vector3::operator+`).
+#[inline]
+pub fn vec_add(a: &Vec3, b: &Vec3) -> Vec3 {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+
+/// Component-wise negation (`-Vector3`; turns `0.0` into `-0.0` as tf2 does).
+#[inline]
+pub fn vec_neg(a: &Vec3) -> Vec3 {
+    [-a[0], -a[1], -a[2]]
+}
+
+/// Linear interpolation `(1−r)·a + r·b` (`Vector3::setInterpolate3`), for translations.
+#[inline]
+pub fn lerp(a: &Vec3, b: &Vec3, r: f64) -> Vec3 {
+    let s = 1.0 - r;
+    [
+        s * a[0] + r * b[0],
+        s * a[1] + r * b[1],
+        s * a[2] + r * b[2],
+    ]
+}
+
+/// tf2's `acos`, clamped to `[−1, 1]` first (`tf2Acos`).
+#[inline]
+fn tf2_acos(x: f64) -> f64 {
+    // NaN passes through, as in tf2's comparisons.
+    x.clamp(-1.0, 1.0).acos()
+}
+
+/// tf2's `Quaternion::slerp(a, b, r)` (spec §3.1), reproduced literally: half angle
+/// `θ = acos(clamp(|a·b| / sqrt(|a|²|b|²)))`; `θ == 0` returns `a` unchanged (sign and norm
+/// included); otherwise `(a·sin((1−r)θ) ± b·sin(rθ)) / sin θ`, taking `−b` when `a·b < 0`
+/// (short arc). No renormalisation. `r` = 0 at `a`, 1 at `b`.
+pub fn slerp(a: &Quat, b: &Quat, r: f64) -> Quat {
+    // angleShortestPath(b) / 2; the ×2 then ÷2 is exact, kept for fidelity.
+    let s = (quat_length2(a) * quat_length2(b)).sqrt();
+    let d = quat_dot(a, b);
+    let full = if d < 0.0 {
+        let nb = [-b[0], -b[1], -b[2], -b[3]];
+        tf2_acos(quat_dot(a, &nb) / s) * 2.0
+    } else {
+        tf2_acos(d / s) * 2.0
+    };
+    let theta = full / 2.0;
+    if theta == 0.0 {
+        return *a;
+    }
+    let inv = 1.0 / theta.sin();
+    let s0 = ((1.0 - r) * theta).sin();
+    let s1 = (r * theta).sin();
+    if d < 0.0 {
+        [
+            (a[0] * s0 + -b[0] * s1) * inv,
+            (a[1] * s0 + -b[1] * s1) * inv,
+            (a[2] * s0 + -b[2] * s1) * inv,
+            (a[3] * s0 + -b[3] * s1) * inv,
+        ]
+    } else {
+        [
+            (a[0] * s0 + b[0] * s1) * inv,
+            (a[1] * s0 + b[1] * s1) * inv,
+            (a[2] * s0 + b[2] * s1) * inv,
+            (a[3] * s0 + b[3] * s1) * inv,
+        ]
+    }
+}
+
+/// Rotation matrix of `q` (Bullet's `Matrix3x3::setRotation`): divides by `|q|²`, so any
+/// non-zero `q` gives a proper rotation; a zero `q` gives NaNs (tf2 asserts only in debug).
+pub fn matrix_from_quat(q: &Quat) -> Mat3 {
+    let [x, y, z, w] = *q;
+    let d = quat_length2(q);
+    let s = 2.0 / d;
+    let (xs, ys, zs) = (x * s, y * s, z * s);
+    let (wx, wy, wz) = (w * xs, w * ys, w * zs);
+    let (xx, xy, xz) = (x * xs, x * ys, x * zs);
+    let (yy, yz, zz) = (y * ys, y * zs, z * zs);
+    [
+        [1.0 - (yy + zz), xy - wz, xz + wy],
+        [xy + wz, 1.0 - (xx + zz), yz - wx],
+        [xz - wy, yz + wx, 1.0 - (xx + yy)],
+    ]
+}
+
+/// Quaternion of a rotation matrix (Bullet's `Matrix3x3::getRotation`, spec §6.4): trace > 0
+/// gives `w > 0`; otherwise the component of the largest diagonal element is made positive,
+/// so `w` may be negative for rotations of 120° or more.
+pub fn quat_from_matrix(m: &Mat3) -> Quat {
+    let trace = m[0][0] + m[1][1] + m[2][2];
+    let mut temp = [0.0f64; 4];
+    if trace > 0.0 {
+        let mut s = (trace + 1.0).sqrt();
+        temp[3] = s * 0.5;
+        s = 0.5 / s;
+        temp[0] = (m[2][1] - m[1][2]) * s;
+        temp[1] = (m[0][2] - m[2][0]) * s;
+        temp[2] = (m[1][0] - m[0][1]) * s;
+    } else {
+        let i = if m[0][0] < m[1][1] {
+            if m[1][1] < m[2][2] {
+                2
+            } else {
+                1
+            }
+        } else if m[0][0] < m[2][2] {
+            2
+        } else {
+            0
+        };
+        let j = (i + 1) % 3;
+        let k = (i + 2) % 3;
+        let mut s = (m[i][i] - m[j][j] - m[k][k] + 1.0).sqrt();
+        temp[i] = s * 0.5;
+        s = 0.5 / s;
+        temp[3] = (m[k][j] - m[j][k]) * s;
+        temp[j] = (m[j][i] + m[i][j]) * s;
+        temp[k] = (m[k][i] + m[i][k]) * s;
+    }
+    temp
+}
+
+/// The matrix round trip ROS 2 applies to stored samples and one-time lookup results:
+/// normalised, sign-canonicalised as in [`quat_from_matrix`].
+#[inline]
+pub fn canonicalize(q: &Quat) -> Quat {
+    quat_from_matrix(&matrix_from_quat(q))
+}
+
+/// Row `r` of `m` dotted with `v` (`Vector3::dot`).
+#[inline]
+fn row_dot(r: &[f64; 3], v: &Vec3) -> f64 {
+    r[0] * v[0] + r[1] * v[1] + r[2] * v[2]
+}
+
+/// `m·v` (`operator*(Matrix3x3, Vector3)`).
+#[inline]
+pub fn mat_vec(m: &Mat3, v: &Vec3) -> Vec3 {
+    [row_dot(&m[0], v), row_dot(&m[1], v), row_dot(&m[2], v)]
+}
+
+/// `a·b` (`operator*(Matrix3x3, Matrix3x3)`, via Bullet's `tdotx/y/z`).
+pub fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
+    let tdot = |col: usize, v: &[f64; 3]| b[0][col] * v[0] + b[1][col] * v[1] + b[2][col] * v[2];
+    [
+        [tdot(0, &a[0]), tdot(1, &a[0]), tdot(2, &a[0])],
+        [tdot(0, &a[1]), tdot(1, &a[1]), tdot(2, &a[1])],
+        [tdot(0, &a[2]), tdot(1, &a[2]), tdot(2, &a[2])],
+    ]
+}
+
+/// Accumulates one link into a chain the way tf2's walk does (`TransformAccum::accum`):
+/// `p ← R(q_link)·p + p_link`, `q ← q_link·q`. `acc` is `T_top_frame` so far; the result is
+/// `T_parent_frame` for the link's parent.
+#[inline]
+pub fn accumulate(link: &Transform, acc: &Transform) -> Transform {
+    Transform {
+        translation: vec_add(
+            &quat_rotate(&link.rotation, &acc.translation),
+            &link.translation,
+        ),
+        rotation: quat_mul(&link.rotation, &acc.rotation),
+    }
+}
+
+/// Inverse as tf2's walk computes it (`finalize`): `q' = conj(q)`, `p' = R(q')·(−p)`.
+#[inline]
+pub fn inverse(t: &Transform) -> Transform {
+    let q = quat_inverse(&t.rotation);
+    Transform {
+        translation: quat_rotate(&q, &vec_neg(&t.translation)),
+        rotation: q,
+    }
+}
+
+/// `G⁻¹·S` exactly as tf2's `FullPath` finalize: `q = conj(q_G)·q_S`,
+/// `p = R(conj q_G)·p_S + R(conj q_G)·(−p_G)`.
+#[inline]
+pub fn inverse_times(g: &Transform, s: &Transform) -> Transform {
+    let inv = inverse(g);
+    Transform {
+        translation: vec_add(
+            &quat_rotate(&inv.rotation, &s.translation),
+            &inv.translation,
+        ),
+        rotation: quat_mul(&inv.rotation, &s.rotation),
+    }
+}
+
+/// A transform held as tf2's `tf2::Transform` holds it: a rotation matrix and an origin.
+/// Used where tf2 composes with matrices (the two-time lookup, spec §6.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatTransform {
+    /// Rotation matrix (row-major).
+    pub basis: Mat3,
+    /// Translation, metres.
+    pub origin: Vec3,
+}
+
+impl MatTransform {
+    /// The identity (`Transform::setIdentity`).
+    pub const IDENTITY: MatTransform = MatTransform {
+        basis: MAT3_IDENTITY,
+        origin: [0.0; 3],
+    };
+
+    /// `tf2::Transform(q, p)`: the basis from [`matrix_from_quat`].
+    pub fn from_transform(t: &Transform) -> MatTransform {
+        MatTransform {
+            basis: matrix_from_quat(&t.rotation),
+            origin: t.translation,
+        }
+    }
+
+    /// `self · other` (`tf2::Transform::operator*`): basis `B₁·B₂`, origin `B₁·o₂ + o₁`.
+    pub fn mul(&self, other: &MatTransform) -> MatTransform {
+        let rotated = mat_vec(&self.basis, &other.origin);
+        MatTransform {
+            basis: mat_mul(&self.basis, &other.basis),
+            origin: [
+                rotated[0] + self.origin[0],
+                rotated[1] + self.origin[1],
+                rotated[2] + self.origin[2],
+            ],
+        }
+    }
+
+    /// Back to quaternion form (`getRotation`, [`quat_from_matrix`]).
+    pub fn to_transform(&self) -> Transform {
+        Transform {
+            translation: self.origin,
+            rotation: quat_from_matrix(&self.basis),
+        }
+    }
+}
+
+/// Formats `v` as C's `printf("%f")` does (glibc): six decimals, `inf`/`-inf`, and `nan` or
+/// `-nan` by the sign bit. tf2 prints rejected values this way in its warnings.
+pub fn c_fixed6(v: f64) -> String {
+    if v.is_nan() {
+        if v.is_sign_negative() { "-nan" } else { "nan" }.to_string()
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrix_round_trip_normalises_and_fixes_sign() {
+        let q = canonicalize(&[0.0, 0.0, 0.0, -2.0]);
+        assert_eq!(q, [0.0, 0.0, 0.0, 1.0]);
+        // 180° about z: trace = -1, largest diagonal is m[2][2] = 1 → z positive.
+        let q = canonicalize(&[0.0, 0.0, -1.0, 0.0]);
+        assert_eq!(q[2], 1.0);
+    }
+
+    #[test]
+    fn printf_style() {
+        assert_eq!(c_fixed6(f64::NAN), "nan");
+        assert_eq!(c_fixed6(-f64::NAN), "-nan");
+        assert_eq!(c_fixed6(f64::NEG_INFINITY), "-inf");
+        assert_eq!(c_fixed6(1.5), "1.500000");
+    }
+}

@@ -1,1 +1,678 @@
-//! (being written)
+//! tf2 ROS 2 Jazzy's `BufferCore` queries over any [`FrameStore`]: the two-pass walk, latest
+//! common time, one- and two-time lookups, `canTransform`, and the frame listings
+//! (spec §4–§6, §8, §9).
+//!
+//! The walk is reproduced literally rather than as "find the common ancestor, then compose",
+//! because tf2's stop rules decide *which* error is reported (spec §4.2, ros2/geometry2#832):
+//!
+//! * source pass: accumulate `T_top_source` upwards; stop at a frame without cache (root), at
+//!   `target`, or at the first link that cannot be read (remember that failure, keep going);
+//! * target pass: accumulate `T_top_target` up to the source pass's top; `source` on the way
+//!   ends it; a link failure here is returned at once; a frame without cache ends it early;
+//! * not reaching the top: the remembered source failure if any, else a connectivity error;
+//! * more than 1000 links in a pass: "The tf tree is invalid because it contains a loop."
+//!
+//! Queries allocate nothing unless they fail (or a chain is deeper than 64 links while
+//! resolving time 0). Every text a failure carries is tf2's (see [`crate::error`]).
+
+use crate::error::{ArenaError, FrameArgProblem, TransformError};
+use crate::math::{accumulate, canonicalize, inverse, inverse_times, MatTransform};
+use crate::sample::{FrameId, Transform, TransformStamped, NO_FRAME};
+use crate::store::{CacheError, FrameStore, LinkAt};
+use crate::time::display_time;
+
+/// tf2's `MAX_GRAPH_DEPTH`: a pass of more than this many links is a loop.
+pub const MAX_GRAPH_DEPTH: u32 = 1000;
+
+/// How tf2 names frame id 0 in listings (`frameIDs_reverse_[0]`).
+const NO_PARENT_NAME: &str = "NO_PARENT";
+
+/// A walk failure before names are attached (names are fetched only on this path).
+#[derive(Debug)]
+enum Fail {
+    /// A link could not be read; `extrapolation` text + suffix.
+    Cache(CacheError),
+    Connectivity,
+    Loop,
+    /// tf2's getLatestCommonTime on id 0: `LookupException` with no text.
+    NoFrame,
+    Arena(ArenaError),
+}
+
+impl From<ArenaError> for Fail {
+    fn from(e: ArenaError) -> Self {
+        Fail::Arena(e)
+    }
+}
+
+/// Name of `id` for an error text; tf2's `lookupFrameString` failure otherwise.
+fn name_of<S: FrameStore + ?Sized>(s: &S, id: FrameId) -> Result<String, TransformError> {
+    match s.frame_name(id)? {
+        Some(n) => Ok(n),
+        None => Err(TransformError::Lookup(format!(
+            "Reverse lookup of frame id {id} failed!"
+        ))),
+    }
+}
+
+/// Turns a walk failure between `target` and `source` into tf2's exception and text.
+fn to_error<S: FrameStore + ?Sized>(
+    s: &S,
+    fail: Fail,
+    target: FrameId,
+    source: FrameId,
+) -> TransformError {
+    let build = || -> Result<TransformError, TransformError> {
+        Ok(match fail {
+            Fail::Cache(e) => {
+                TransformError::extrapolation(&e, &name_of(s, source)?, &name_of(s, target)?)
+            }
+            Fail::Connectivity => {
+                TransformError::connectivity(&name_of(s, target)?, &name_of(s, source)?)
+            }
+            Fail::Loop => TransformError::tree_loop(&all_frames_as_string(s)?),
+            Fail::NoFrame => TransformError::Lookup(String::new()),
+            Fail::Arena(e) => TransformError::Arena(e),
+        })
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// The link of `frame` at `time`, with tf2's "parent 0 means failure" folded in.
+fn read_link<S: FrameStore + ?Sized>(
+    s: &S,
+    frame: FrameId,
+    time: i64,
+    interpolate: bool,
+) -> Result<LinkAt, ArenaError> {
+    Ok(match s.link_at(frame, time, interpolate)? {
+        // tf2's `gather` returns the parent id; 0 is its failure value (no text).
+        LinkAt::Sample(st) if st.parent == NO_FRAME => LinkAt::Failed(CacheError::NoData { time }),
+        other => other,
+    })
+}
+
+/// tf2's `walkToTopParent` with `TransformAccum` (`interpolate`) or `CanTransformAccum`
+/// (`!interpolate`, only parents and coverage). Returns the resolved time and the raw
+/// (not canonicalised) `T_target_source`.
+fn walk<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+    time: i64,
+    interpolate: bool,
+) -> Result<(i64, Transform), Fail> {
+    if source == target {
+        return Ok((time, Transform::IDENTITY));
+    }
+    let time = if time == 0 {
+        latest_common_time(s, target, source)?
+    } else {
+        time
+    };
+
+    // Source pass.
+    let mut frame = source;
+    let mut top = frame;
+    let mut depth = 0u32;
+    let mut source_acc = Transform::IDENTITY;
+    let mut source_failure = None;
+    while frame != NO_FRAME {
+        match read_link(s, frame, time, interpolate)? {
+            LinkAt::NoCache => {
+                top = frame;
+                break;
+            }
+            LinkAt::Failed(e) => {
+                // There may still be a path from the target to here.
+                top = frame;
+                source_failure = Some(e);
+                break;
+            }
+            LinkAt::Sample(st) => {
+                if frame == target {
+                    return Ok((time, source_acc));
+                }
+                if interpolate {
+                    source_acc = accumulate(&st.transform, &source_acc);
+                }
+                top = frame;
+                frame = st.parent;
+                depth += 1;
+                if depth > MAX_GRAPH_DEPTH {
+                    return Err(Fail::Loop);
+                }
+            }
+        }
+    }
+
+    // Target pass.
+    let mut frame = target;
+    let mut depth = 0u32;
+    let mut target_acc = Transform::IDENTITY;
+    while frame != top {
+        match read_link(s, frame, time, interpolate)? {
+            LinkAt::NoCache => break,
+            // A failure here wins even if the link lies above the common ancestor (#832).
+            LinkAt::Failed(e) => return Err(Fail::Cache(e)),
+            LinkAt::Sample(st) => {
+                if frame == source {
+                    return Ok((time, inverse(&target_acc)));
+                }
+                if interpolate {
+                    target_acc = accumulate(&st.transform, &target_acc);
+                }
+                frame = st.parent;
+                depth += 1;
+                if depth > MAX_GRAPH_DEPTH {
+                    return Err(Fail::Loop);
+                }
+            }
+        }
+    }
+    if frame != top {
+        return Err(match source_failure {
+            Some(e) => Fail::Cache(e),
+            None => Fail::Connectivity,
+        });
+    }
+    Ok((time, inverse_times(&target_acc, &source_acc)))
+}
+
+/// The source chain's `(newest stamp, newest parent)` list of tf2's `getLatestCommonTime`:
+/// 64 entries on the stack, spilling to the heap only for deeper chains (or loops).
+struct ChainList {
+    inline: [(i64, FrameId); 64],
+    len: usize,
+    spill: Vec<(i64, FrameId)>,
+}
+
+impl ChainList {
+    fn new() -> Self {
+        ChainList {
+            inline: [(0, NO_FRAME); 64],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, entry: (i64, FrameId)) {
+        if self.len < self.inline.len() {
+            self.inline[self.len] = entry;
+            self.len += 1;
+        } else {
+            self.spill.push(entry);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(i64, FrameId)> {
+        self.inline[..self.len].iter().chain(self.spill.iter())
+    }
+}
+
+/// tf2's `getLatestCommonTime` on ids (spec §5).
+fn latest_common_time<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+) -> Result<i64, Fail> {
+    if source == NO_FRAME || target == NO_FRAME {
+        return Err(Fail::NoFrame);
+    }
+    if source == target {
+        return Ok(match s.latest_time_and_parent(source)? {
+            Some((stamp, _)) => stamp,
+            None => 0,
+        });
+    }
+    let finish = |t: i64| if t == i64::MAX { 0 } else { t };
+
+    // Source side: newest stamp and newest parent of each link; zero stamps (statics) ignored.
+    let mut list = ChainList::new();
+    let mut frame = source;
+    let mut depth = 0u32;
+    let mut common = i64::MAX;
+    while frame != NO_FRAME {
+        let Some((stamp, parent)) = s.latest_time_and_parent(frame)? else {
+            break;
+        };
+        if parent == NO_FRAME {
+            break;
+        }
+        if stamp != 0 {
+            common = common.min(stamp);
+        }
+        list.push((stamp, parent));
+        frame = parent;
+        if frame == target {
+            return Ok(finish(common));
+        }
+        depth += 1;
+        if depth > MAX_GRAPH_DEPTH {
+            return Err(Fail::Loop);
+        }
+    }
+
+    // Target side, looking for a parent that also appears on the source side.
+    let mut frame = target;
+    let mut depth = 0u32;
+    let mut common = i64::MAX;
+    let mut common_parent = NO_FRAME;
+    while let Some((stamp, parent)) = s.latest_time_and_parent(frame)? {
+        if parent == NO_FRAME {
+            break;
+        }
+        if stamp != 0 {
+            common = common.min(stamp);
+        }
+        if list.iter().any(|&(_, p)| p == parent) {
+            common_parent = parent;
+            break;
+        }
+        frame = parent;
+        if frame == source {
+            return Ok(finish(common));
+        }
+        depth += 1;
+        if depth > MAX_GRAPH_DEPTH {
+            return Err(Fail::Loop);
+        }
+    }
+    if common_parent == NO_FRAME {
+        return Err(Fail::Connectivity);
+    }
+    // Only source links up to the one whose parent is the common ancestor count.
+    for &(stamp, parent) in list.iter() {
+        if stamp != 0 {
+            common = common.min(stamp);
+        }
+        if parent == common_parent {
+            break;
+        }
+    }
+    Ok(finish(common))
+}
+
+/// tf2's `validateFrameId` checks (empty, leading `/`, unknown), in that order.
+fn check_frame<S: FrameStore + ?Sized>(
+    s: &S,
+    name: &str,
+) -> Result<Result<FrameId, FrameArgProblem>, ArenaError> {
+    Ok(if name.is_empty() {
+        Err(FrameArgProblem::Empty)
+    } else if name.starts_with('/') {
+        Err(FrameArgProblem::LeadingSlash)
+    } else {
+        match s.frame_id(name)? {
+            Some(id) if id != NO_FRAME => Ok(id),
+            _ => Err(FrameArgProblem::Unknown),
+        }
+    })
+}
+
+/// tf2's throwing `validateFrameId` for `lookupTransform argument <arg>`.
+fn validate_lookup_arg<S: FrameStore + ?Sized>(
+    s: &S,
+    arg: &str,
+    name: &str,
+) -> Result<FrameId, TransformError> {
+    check_frame(s, name)?.map_err(|p| TransformError::lookup_argument(arg, name, p))
+}
+
+/// tf2 ROS 2's non-throwing `validateFrameId` for `canTransform argument <arg>`.
+fn validate_can_arg<S: FrameStore + ?Sized>(
+    s: &S,
+    arg: &str,
+    name: &str,
+) -> Result<FrameId, TransformError> {
+    check_frame(s, name)?.map_err(|p| TransformError::can_transform_argument(arg, name, p))
+}
+
+/// Stamp of the identity answer for `time == 0`: the newest stamp of the frame's cache (0 for
+/// statics, roots and unknown names), as tf2's `lookupTransformImpl` short cut.
+fn identity_stamp<S: FrameStore + ?Sized>(s: &S, id: Option<FrameId>) -> Result<i64, ArenaError> {
+    Ok(match id {
+        Some(id) => s.latest_time_and_parent(id)?.map_or(0, |(t, _)| t),
+        None => 0,
+    })
+}
+
+/// tf2's string `lookupTransformImpl`: the raw walk result (stamp, `T_target_source` with the
+/// quaternion not yet canonicalised).
+fn lookup_raw<S: FrameStore + ?Sized>(
+    s: &S,
+    target: &str,
+    source: &str,
+    time: i64,
+) -> Result<(i64, Transform), TransformError> {
+    if target == source {
+        let stamp = if time == 0 {
+            identity_stamp(s, s.frame_id(target)?)?
+        } else {
+            time
+        };
+        return Ok((stamp, Transform::IDENTITY));
+    }
+    let target_id = validate_lookup_arg(s, "target_frame", target)?;
+    let source_id = validate_lookup_arg(s, "source_frame", source)?;
+    walk(s, target_id, source_id, time, true).map_err(|f| to_error(s, f, target_id, source_id))
+}
+
+/// tf2 `BufferCore::lookupTransform(target, source, time)`: `T_target_source` at `time` ns
+/// (0 = latest common time).
+///
+/// * `target == source` (string compare, before any validation): identity, stamp `time`, or
+///   for `time == 0` the newest stamp of that frame (0 for static, root or unknown frames).
+/// * Names are validated target first: empty or leading `/` → `InvalidArgument`, unknown →
+///   `Lookup` (tf2's texts).
+/// * The answer's stamp is `time`, or the latest common time for 0 (spec §6.1); its rotation
+///   is canonicalised through a matrix as ROS 2 does (spec §6.4).
+///
+/// # Errors
+/// tf2's exceptions ([`TransformError`]) with tf2 Jazzy's texts; `Arena` if the store is
+/// unreadable.
+pub fn lookup_transform<'a, S: FrameStore + ?Sized>(
+    s: &S,
+    target: &'a str,
+    source: &'a str,
+    time: i64,
+) -> Result<TransformStamped<'a>, TransformError> {
+    let (stamp, raw) = lookup_raw(s, target, source, time)?;
+    Ok(TransformStamped {
+        stamp,
+        frame_id: target,
+        child_frame_id: source,
+        transform: Transform {
+            translation: raw.translation,
+            rotation: canonicalize(&raw.rotation),
+        },
+    })
+}
+
+/// [`lookup_transform`] on resolved ids, without touching names unless it fails. Returns the
+/// stamp (ns) and `T_target_source` (rotation canonicalised).
+///
+/// Equal ids give the identity (stamp as for equal names). An id that is 0 or not in the
+/// store is a `Lookup` error (text ours: ids have no tf2 counterpart).
+pub fn lookup_transform_ids<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+    time: i64,
+) -> Result<(i64, Transform), TransformError> {
+    if target == source {
+        let stamp = if time == 0 {
+            identity_stamp(s, Some(target).filter(|&id| id < s.frame_count()))?
+        } else {
+            time
+        };
+        return Ok((stamp, Transform::IDENTITY));
+    }
+    for (arg, id) in [("target_frame", target), ("source_frame", source)] {
+        if id == NO_FRAME || id >= s.frame_count() {
+            return Err(TransformError::Lookup(format!(
+                "frame id {id} passed to lookupTransform argument {arg} does not exist"
+            )));
+        }
+    }
+    let (stamp, raw) =
+        walk(s, target, source, time, true).map_err(|f| to_error(s, f, target, source))?;
+    Ok((
+        stamp,
+        Transform {
+            translation: raw.translation,
+            rotation: canonicalize(&raw.rotation),
+        },
+    ))
+}
+
+/// tf2 `BufferCore::lookupTransform(target, target_time, source, source_time, fixed)`
+/// (spec §6.2): `target`, `source`, `fixed` validated first (in that order); then
+/// `A = T_fixed_source` at `source_time` (its errors first), `B = T_target_fixed` at
+/// `target_time`; result `B·A` composed with rotation matrices as `tf2::Transform` does, so
+/// the rotation is canonical. Stamp = B's stamp (`target_time`, or the target↔fixed latest
+/// common time for 0).
+///
+/// # Errors
+/// As [`lookup_transform`].
+pub fn lookup_transform_full<'a, S: FrameStore + ?Sized>(
+    s: &S,
+    target: &'a str,
+    target_time: i64,
+    source: &'a str,
+    source_time: i64,
+    fixed: &str,
+) -> Result<TransformStamped<'a>, TransformError> {
+    validate_lookup_arg(s, "target_frame", target)?;
+    validate_lookup_arg(s, "source_frame", source)?;
+    validate_lookup_arg(s, "fixed_frame", fixed)?;
+    let (_, a) = lookup_raw(s, fixed, source, source_time)?;
+    let (stamp, b) = lookup_raw(s, target, fixed, target_time)?;
+    let result = MatTransform::from_transform(&b)
+        .mul(&MatTransform::from_transform(&a))
+        .to_transform();
+    Ok(TransformStamped {
+        stamp,
+        frame_id: target,
+        child_frame_id: source,
+        transform: result,
+    })
+}
+
+/// tf2's `canTransformInternal` on ids.
+fn can_transform_ids<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+    time: i64,
+) -> Result<(), TransformError> {
+    if target == source {
+        return Ok(());
+    }
+    walk(s, target, source, time, false)
+        .map(|_| ())
+        .map_err(|f| to_error(s, f, target, source))
+}
+
+/// tf2 ROS 2 `BufferCore::canTransform(target, source, time, &error)` (spec §6.3): `Ok` when
+/// [`lookup_transform`] would succeed; otherwise the error string tf2 would fill in, carried in
+/// the error class the lookup would throw. Equal names succeed at once (even unknown ones).
+/// Bad names give `Invalid frame ID "X" passed to canTransform argument target_frame - …`
+/// (only the first bad argument), as `InvalidArgument` (empty, `/`) or `Lookup` (unknown).
+///
+/// # Errors
+/// See above.
+pub fn can_transform<S: FrameStore + ?Sized>(
+    s: &S,
+    target: &str,
+    source: &str,
+    time: i64,
+) -> Result<(), TransformError> {
+    if target == source {
+        return Ok(());
+    }
+    let target_id = validate_can_arg(s, "target_frame", target)?;
+    let source_id = validate_can_arg(s, "source_frame", source)?;
+    can_transform_ids(s, target_id, source_id, time)
+}
+
+/// tf2 ROS 2's two-time `canTransform`: validates target, source, fixed (canTransform texts),
+/// then checks target↔fixed at `target_time` **before** fixed↔source at `source_time` (the
+/// opposite order of the lookup). No equal-names short cut for the whole call.
+///
+/// # Errors
+/// As [`can_transform`].
+pub fn can_transform_full<S: FrameStore + ?Sized>(
+    s: &S,
+    target: &str,
+    target_time: i64,
+    source: &str,
+    source_time: i64,
+    fixed: &str,
+) -> Result<(), TransformError> {
+    let target_id = validate_can_arg(s, "target_frame", target)?;
+    let source_id = validate_can_arg(s, "source_frame", source)?;
+    let fixed_id = validate_can_arg(s, "fixed_frame", fixed)?;
+    can_transform_ids(s, target_id, fixed_id, target_time)?;
+    can_transform_ids(s, fixed_id, source_id, source_time)
+}
+
+/// tf2's `getLatestCommonTime(target, source)` (spec §5), in ns; 0 when only static links
+/// (or stamp-0 data) are involved. Names are validated as ROS 2's only public entry point,
+/// tf2_py's `get_latest_common_time`, does (`_validateFrameId("get_latest_common_time", …)`,
+/// target first); equal valid names give that frame's newest stamp.
+///
+/// # Errors
+/// Empty or `/`-prefixed names → `InvalidArgument`, unknown → `Lookup` (tf2's texts);
+/// different trees → `Connectivity` (tf2_py raises the base class with this text); a loop →
+/// `Lookup` with the loop text.
+pub fn get_latest_common_time<S: FrameStore + ?Sized>(
+    s: &S,
+    target: &str,
+    source: &str,
+) -> Result<i64, TransformError> {
+    const ARG: &str = "get_latest_common_time";
+    let target_id =
+        check_frame(s, target)?.map_err(|p| TransformError::frame_argument(ARG, target, p))?;
+    let source_id =
+        check_frame(s, source)?.map_err(|p| TransformError::frame_argument(ARG, source, p))?;
+    latest_common_time(s, target_id, source_id).map_err(|f| to_error(s, f, target_id, source_id))
+}
+
+/// tf2's `_frameExists`: whether `name` has an id. Like tf2, `"NO_PARENT"` (the name of id 0)
+/// exists.
+///
+/// # Errors
+/// Only an unreadable store.
+pub fn frame_exists<S: FrameStore + ?Sized>(s: &S, name: &str) -> Result<bool, ArenaError> {
+    Ok(name == NO_PARENT_NAME || s.frame_id(name)?.is_some())
+}
+
+/// tf2's `getAllFrameNames`: every known frame name, in id order (parents-only frames
+/// included).
+///
+/// # Errors
+/// Only an unreadable store.
+pub fn get_all_frame_names<S: FrameStore + ?Sized>(s: &S) -> Result<Vec<String>, ArenaError> {
+    let mut names = Vec::new();
+    for id in 1..s.frame_count() {
+        if let Some(n) = s.frame_name(id)? {
+            names.push(n);
+        }
+    }
+    Ok(names)
+}
+
+/// tf2's `_getParent(frame, time)`: the parent of `frame` at `time` ns (tf2's `getParent`, no
+/// interpolation; 0 = newest). `None` for unknown frames, frames without cache, or times the
+/// cache does not cover.
+///
+/// # Errors
+/// Only an unreadable store.
+pub fn get_parent<S: FrameStore + ?Sized>(
+    s: &S,
+    frame: &str,
+    time: i64,
+) -> Result<Option<String>, ArenaError> {
+    let Some(id) = s.frame_id(frame)? else {
+        return Ok(None);
+    };
+    match s.link_at(id, time, false)? {
+        LinkAt::Sample(st) if st.parent != NO_FRAME => s.frame_name(st.parent),
+        _ => Ok(None),
+    }
+}
+
+/// Name for listings: id 0 is `NO_PARENT`, as in tf2.
+fn listing_name<S: FrameStore + ?Sized>(s: &S, id: FrameId) -> Result<String, ArenaError> {
+    if id == NO_FRAME {
+        return Ok(NO_PARENT_NAME.to_string());
+    }
+    Ok(s.frame_name(id)?.unwrap_or_default())
+}
+
+/// tf2's `allFramesAsString`: `Frame <child> exists with parent <parent>.\n` for every frame
+/// that has a cache, in id order; the parent is the newest sample's (`NO_PARENT` for an empty
+/// cache).
+///
+/// # Errors
+/// Only an unreadable store.
+pub fn all_frames_as_string<S: FrameStore + ?Sized>(s: &S) -> Result<String, ArenaError> {
+    let mut out = String::new();
+    for id in 1..s.frame_count() {
+        let Some((_, parent)) = s.latest_time_and_parent(id)? else {
+            continue;
+        };
+        out.push_str("Frame ");
+        out.push_str(&listing_name(s, id)?);
+        out.push_str(" exists with parent ");
+        out.push_str(&listing_name(s, parent)?);
+        out.push_str(".\n");
+    }
+    Ok(out)
+}
+
+/// tf2's `allFramesAsYAML(current_time)` (`now` in ns; 0 omits `transform_delay`), in ROS 2
+/// Jazzy's format: `[]` when no frame is known at all; otherwise, for every frame with a
+/// non-empty cache, in id order:
+///
+/// ```text
+/// <child>:
+///   parent: '<parent>'
+///   broadcaster: '<authority or "no recorded authority">'
+///   rate: <samples·1e9 / max(newest − oldest, 100 µs) in ns, %.3f>
+///   most_recent_transform: <newest, %.6f s>
+///   oldest_transform: <oldest, %.6f s>
+///   transform_delay: <now − newest, %.3f s>      (only when now != 0)
+///   buffer_length: <newest − oldest, %.3f s>
+/// ```
+///
+/// (note the space after `<child>:`). Static frames report one sample at time 0, so rate
+/// 10000.000.
+///
+/// # Errors
+/// Only an unreadable store.
+pub fn all_frames_as_yaml<S: FrameStore + ?Sized>(s: &S, now: i64) -> Result<String, ArenaError> {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    if s.frame_count() <= 1 {
+        out.push_str("[]");
+    }
+    for id in 1..s.frame_count() {
+        let Some((_, parent)) = s.latest_time_and_parent(id)? else {
+            continue;
+        };
+        let (oldest, newest, len) = if s.is_static(id)? {
+            (0, 0, 1usize)
+        } else {
+            match s.history_span(id)? {
+                Some(span) => (span.oldest, span.newest, span.len),
+                // Empty time cache: tf2's getData(0) fails and the frame is skipped.
+                None => continue,
+            }
+        };
+        let authority = s
+            .authority(id)?
+            .unwrap_or_else(|| "no recorded authority".to_string());
+        let span = newest.wrapping_sub(oldest);
+        let min_span = 100_000i64; // 100 µs
+        let rate = (len as f64 * 1e9) / (if span > min_span { span } else { min_span }) as f64;
+        let secs = |ns: i64| ns as f64 / 1e9;
+        // Writing to a String cannot fail.
+        let _ = writeln!(out, "{}: ", listing_name(s, id)?);
+        let _ = writeln!(out, "  parent: '{}'", listing_name(s, parent)?);
+        let _ = writeln!(out, "  broadcaster: '{authority}'");
+        let _ = writeln!(out, "  rate: {rate:.3}");
+        let _ = writeln!(out, "  most_recent_transform: {}", display_time(newest));
+        let _ = writeln!(out, "  oldest_transform: {}", display_time(oldest));
+        if now != 0 {
+            let _ = writeln!(
+                out,
+                "  transform_delay: {:.3}",
+                secs(now.wrapping_sub(newest))
+            );
+        }
+        let _ = writeln!(out, "  buffer_length: {:.3}", secs(span));
+    }
+    Ok(out)
+}
