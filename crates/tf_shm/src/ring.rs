@@ -159,7 +159,10 @@ impl<'a> RingWriter<'a> {
         self.ring.header.claim.store(h + 1, Ordering::Relaxed);
         self.put(h, s);
         if h - self.tail() == self.capacity() {
-            self.ring.header.tail.store(h + 1 - self.capacity(), Ordering::Relaxed);
+            self.ring
+                .header
+                .tail
+                .store(h + 1 - self.capacity(), Ordering::Relaxed);
         }
         self.ring.header.head.store(h + 1, Ordering::Release);
     }
@@ -188,13 +191,19 @@ impl<'a> RingWriter<'a> {
         }
         self.put(t + pos, s);
         self.ring.header.head.store(h + 1, Ordering::Relaxed);
-        self.ring.header.epoch.store(odd.wrapping_add(1), Ordering::Release);
+        self.ring
+            .header
+            .epoch
+            .store(odd.wrapping_add(1), Ordering::Release);
     }
 
     /// Empties the ring and marks it as belonging to clear generation `generation`.
     pub(crate) fn reset(&self, generation: u64) {
         self.ring.header.tail.store(self.head(), Ordering::Release);
-        self.ring.header.generation.store(generation, Ordering::Release);
+        self.ring
+            .header
+            .generation
+            .store(generation, Ordering::Release);
     }
 
     /// Copies this ring's samples into `dst` (a fresh, larger ring) at the same logical
@@ -247,7 +256,6 @@ impl History for WriterHistory<'_> {
     }
 }
 
-
 /// A reader's snapshot of one ring, valid only if [`Snapshot::validate`] says so afterwards.
 pub(crate) struct Snapshot<'a> {
     ring: RingRef<'a>,
@@ -274,8 +282,7 @@ impl<'a> Snapshot<'a> {
         let tail = h.tail.load(Ordering::Acquire);
         let cap = ring.slots.len() as u64;
         let stale = g != generation;
-        if !stale && (tail > head || head - tail > cap || h.head.load(Ordering::Acquire) != head)
-        {
+        if !stale && (tail > head || head - tail > cap || h.head.load(Ordering::Acquire) != head) {
             return None;
         }
         Some(Snapshot {
@@ -416,7 +423,10 @@ mod loom_model {
 
     fn check(s: &Sample, lo: i64, hi: i64) {
         let x = s.transform.translation[0];
-        assert!(x >= lo as f64 && x <= hi as f64, "x {x} outside [{lo}, {hi}]");
+        assert!(
+            x >= lo as f64 && x <= hi as f64,
+            "x {x} outside [{lo}, {hi}]"
+        );
         assert_eq!(s.transform.translation[1], 2.0 * x);
         assert_eq!(s.transform.translation[2], 3.0 * x);
         assert_eq!(s.parent, 1);

@@ -12,6 +12,14 @@ pub fn secs_to_ns(secs: f64) -> Option<i64> {
     (ns.is_finite() && ns >= i64::MIN as f64 && ns < i64::MAX as f64).then_some(ns as i64)
 }
 
+/// Wall-clock now, ns since the Unix epoch (0 if the clock is before it).
+pub fn unix_now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -30,12 +38,4 @@ mod tests {
         assert_eq!(secs_to_ns(f64::NAN), None);
         assert_eq!(secs_to_ns(1e30), None);
     }
-}
-
-/// Wall-clock now, ns since the Unix epoch (0 if the clock is before it).
-pub fn unix_now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0)
 }

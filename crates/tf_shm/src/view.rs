@@ -11,10 +11,39 @@ use crate::arena::{names, ArenaIdentity, Geometry};
 use crate::error::{ArenaError, TransformError};
 use crate::history::get_data;
 use crate::ring::{self, read_slot};
-use crate::sample::{FrameId, Sample, TransformStamped};
+use crate::sample::{FrameId, Sample, Transform, TransformStamped};
 use crate::store::{CacheError, FrameStore, History, HistorySpan, LinkAt};
 use crate::sync::Ordering;
 use crate::walk;
+
+/// A (target, source) pair for [`ArenaView::lookup_pair`]: names kept, ids cached per arena.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FramePair {
+    target: Box<str>,
+    source: Box<str>,
+    resolved: Option<([u8; 16], FrameId, FrameId)>,
+}
+
+impl FramePair {
+    /// A pair for `T_target_source` lookups.
+    pub fn new(target: &str, source: &str) -> FramePair {
+        FramePair {
+            target: target.into(),
+            source: source.into(),
+            resolved: None,
+        }
+    }
+
+    /// The target frame.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// The source frame.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+}
 
 /// Read access to an arena (shared mapping or in-process). Cheap to clone; `Send + Sync`.
 #[derive(Clone)]
@@ -49,11 +78,15 @@ impl ArenaView {
         self.geo.cache_time_ns
     }
 
-    fn header(&self) -> &Header {
+    pub(crate) fn header(&self) -> &Header {
         self.region.header().expect("validated at attach")
     }
 
-    fn record(&self, id: FrameId) -> Result<&FrameRecord, ArenaError> {
+    pub(crate) fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    pub(crate) fn record(&self, id: FrameId) -> Result<&FrameRecord, ArenaError> {
         if id == 0 || id >= self.frame_count() {
             return Err(ArenaError::Corrupt { what: "frame id" });
         }
@@ -82,7 +115,10 @@ impl ArenaView {
         Ok(s)
     }
 
-    fn ring(&self, rec: &FrameRecord) -> Result<Option<crate::arena::region::RingRef<'_>>, ArenaError> {
+    pub(crate) fn ring(
+        &self,
+        rec: &FrameRecord,
+    ) -> Result<Option<crate::arena::region::RingRef<'_>>, ArenaError> {
         let desc = rec.ring.load(Ordering::Acquire);
         if desc == 0 {
             return Ok(None);
@@ -124,6 +160,30 @@ impl ArenaView {
 
     // ---- tf2's queries (see `walk` for what each reproduces) ----
 
+    /// [`ArenaView::lookup_transform`] for hot loops: the pair's names are resolved to frame
+    /// ids on first use (and again only if the pair was last used with another arena), so
+    /// repeated lookups do no string work. Frame ids are permanent within an arena and the walk
+    /// follows each sample's parent, so re-parenting and new frames need no invalidation.
+    ///
+    /// Returns the stamp (ns; as `lookup_transform`) and `T_target_source`.
+    /// Errors: exactly those of [`ArenaView::lookup_transform`].
+    pub fn lookup_pair(
+        &self,
+        pair: &mut FramePair,
+        time: i64,
+    ) -> Result<(i64, Transform), TransformError> {
+        if let Some((instance, target, source)) = pair.resolved {
+            if instance == self.identity.instance_uuid {
+                return walk::lookup_transform_ids(self, target, source, time);
+            }
+        }
+        let r = walk::lookup_transform(self, &pair.target, &pair.source, time)?;
+        if let (Some(t), Some(s)) = (self.frame_id(&pair.target)?, self.frame_id(&pair.source)?) {
+            pair.resolved = Some((self.identity.instance_uuid, t, s));
+        }
+        Ok((r.stamp, r.transform))
+    }
+
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
     /// latest common time). See [`walk::lookup_transform`] for errors.
     pub fn lookup_transform<'a>(
@@ -148,7 +208,12 @@ impl ArenaView {
     }
 
     /// tf2's `canTransform(target, source, time)`; the error carries canTransform's text.
-    pub fn can_transform(&self, target: &str, source: &str, time: i64) -> Result<(), TransformError> {
+    pub fn can_transform(
+        &self,
+        target: &str,
+        source: &str,
+        time: i64,
+    ) -> Result<(), TransformError> {
         walk::can_transform(self, target, source, time)
     }
 
@@ -165,7 +230,11 @@ impl ArenaView {
     }
 
     /// tf2's `getLatestCommonTime(target, source)`, ns.
-    pub fn get_latest_common_time(&self, target: &str, source: &str) -> Result<i64, TransformError> {
+    pub fn get_latest_common_time(
+        &self,
+        target: &str,
+        source: &str,
+    ) -> Result<i64, TransformError> {
         walk::get_latest_common_time(self, target, source)
     }
 
@@ -227,7 +296,9 @@ impl FrameStore for ArenaView {
             KIND_STATIC => {
                 let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
                 // tf2's StaticCache answers any time with the requested stamp.
-                Ok(LinkAt::Sample(self.check_parent(Sample { stamp: time, ..s })?))
+                Ok(LinkAt::Sample(
+                    self.check_parent(Sample { stamp: time, ..s })?,
+                ))
             }
             KIND_DYNAMIC => {
                 match self.with_history(id, rec, |h| get_data(h, time, interpolate))? {
@@ -248,9 +319,8 @@ impl FrameStore for ArenaView {
                 Ok(Some((0, self.check_parent(s)?.parent)))
             }
             KIND_DYNAMIC => {
-                let newest = self.with_history(id, rec, |h| {
-                    (!h.is_empty()).then(|| h.sample(h.len() - 1))
-                })?;
+                let newest =
+                    self.with_history(id, rec, |h| (!h.is_empty()).then(|| h.sample(h.len() - 1)))?;
                 match newest.flatten() {
                     None => Ok(Some((0, 0))),
                     Some(s) => {

@@ -111,20 +111,26 @@ impl fmt::Display for SetTransformError {
 
 impl std::error::Error for SetTransformError {}
 
-/// Index of a counter in `Header::refusals`.
-fn refusal_counter(code: RefusalCode) -> usize {
-    match code {
-        RefusalCode::SelfTransform => 0,
-        RefusalCode::NoChildFrameId => 1,
-        RefusalCode::NoFrameId => 2,
-        RefusalCode::NanInput => 3,
-        RefusalCode::DenormalizedQuaternion => 4,
-        RefusalCode::OldData => 5,
-    }
-}
+/// The codes counted in `Header::refusals`, in counter order.
+pub(crate) const COUNTED_CODES: [RefusalCode; 6] = [
+    RefusalCode::SelfTransform,
+    RefusalCode::NoChildFrameId,
+    RefusalCode::NoFrameId,
+    RefusalCode::NanInput,
+    RefusalCode::DenormalizedQuaternion,
+    RefusalCode::OldData,
+];
 
 /// Counter index for samples refused for lack of room.
-pub const CAPACITY_COUNTER: usize = 6;
+pub(crate) const CAPACITY_COUNTER: usize = COUNTED_CODES.len();
+
+/// Index of a code's counter in `Header::refusals`.
+fn refusal_counter(code: RefusalCode) -> usize {
+    COUNTED_CODES
+        .iter()
+        .position(|&c| c == code)
+        .unwrap_or(CAPACITY_COUNTER)
+}
 
 /// The arena's only writer. Not `Clone`: one per arena.
 pub struct ArenaWriter {

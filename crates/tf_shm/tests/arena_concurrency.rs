@@ -71,7 +71,11 @@ fn reader(view: &ArenaView, stop: &AtomicBool, newest: &dyn Fn() -> i64) -> (u64
         x ^= x << 17;
         let n = newest();
         // Anywhere in the last ~0.9 s (cache is 1 s), off the ms grid, or time 0.
-        let t = if x % 5 == 0 { 0 } else { n - (x % 900_000_000) as i64 };
+        let t = if x.is_multiple_of(5) {
+            0
+        } else {
+            n - (x % 900_000_000) as i64
+        };
         if t < 0 {
             continue;
         }
@@ -94,11 +98,11 @@ fn config() -> ArenaConfig {
     }
 }
 
-/// Writer loop: stamps 1, 2, … ms, swapping every 7th pair (a reordering insert).
+/// Writer loop: stamps 1, 2, … ms, swapping every 97th pair (a reordering insert).
 fn writer(w: &mut tf_shm::ArenaWriter, newest: &AtomicU64, until: Instant) -> i64 {
     let mut k = 1i64;
     while Instant::now() < until {
-        if k % 7 == 0 {
+        if k % 97 == 0 {
             write(w, k + 1);
             write(w, k);
             k += 2;
@@ -143,7 +147,11 @@ fn writer_races_readers_in_threads_and_processes() {
             })
         })
         .collect();
-    let written = writer(&mut w, &newest, Instant::now() + RUN + Duration::from_millis(500));
+    let written = writer(
+        &mut w,
+        &newest,
+        Instant::now() + RUN + Duration::from_millis(500),
+    );
     stop.store(true, Ordering::Relaxed);
     for r in readers {
         let (ok, missed) = r.join().unwrap();
@@ -155,7 +163,10 @@ fn writer_races_readers_in_threads_and_processes() {
         let text = String::from_utf8_lossy(&out.stdout);
         let summary = text.lines().find(|l| l.starts_with("child:")).unwrap_or("");
         println!("{summary}");
-        assert!(out.status.success(), "a reader process saw a torn value:\n{text}");
+        assert!(
+            out.status.success(),
+            "a reader process saw a torn value:\n{text}"
+        );
     }
     println!("writer: {written} samples");
     drop(file);

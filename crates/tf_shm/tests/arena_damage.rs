@@ -76,7 +76,7 @@ fn exercise(view: &tf_shm::ArenaView) {
 #[test]
 fn intact_copy_attaches_and_answers() {
     let bytes = arena_bytes();
-    let view = Arena::attach(&sealed(&bytes)).unwrap();
+    let view = Arena::attach(sealed(&bytes)).unwrap();
     let t = view.lookup_transform("map", "tool", 2 * S).unwrap();
     assert!((t.transform.translation[0] - 80.0).abs() < 1e-9);
 }
@@ -86,23 +86,26 @@ fn header_damage_is_refused_naming_the_problem() {
     let bytes = arena_bytes();
     let mut bad = bytes.clone();
     bad[0] ^= 1;
-    assert_eq!(Arena::attach(&sealed(&bad)).err(), Some(AttachError::BadMagic));
+    assert_eq!(
+        Arena::attach(sealed(&bad)).err(),
+        Some(AttachError::BadMagic)
+    );
     let mut bad = bytes.clone();
     bad[8] = 99;
     assert!(matches!(
-        Arena::attach(&sealed(&bad)),
+        Arena::attach(sealed(&bad)),
         Err(AttachError::VersionMismatch { found: 99, .. })
     ));
     let mut bad = bytes.clone();
     bad[16] ^= 0x40;
     assert!(matches!(
-        Arena::attach(&sealed(&bad)),
+        Arena::attach(sealed(&bad)),
         Err(AttachError::LayoutMismatch { .. })
     ));
     let mut bad = bytes.clone();
     bad[120..128].copy_from_slice(&u64::MAX.to_le_bytes()); // pool_off
     assert_eq!(
-        Arena::attach(&sealed(&bad)).err(),
+        Arena::attach(sealed(&bad)).err(),
         Some(AttachError::Corrupt { field: "pool_off" })
     );
     let unsealed = {
@@ -140,10 +143,13 @@ fn random_corruption_never_panics() {
             let v = rng.next().to_le_bytes();
             bad[at..at + width].copy_from_slice(&v[..width]);
         }
-        if let Ok(view) = Arena::attach(&sealed(&bad)) {
+        if let Ok(view) = Arena::attach(sealed(&bad)) {
             attached += 1;
             exercise(&view);
         }
     }
-    assert!(attached > 250, "body damage must not be caught at attach: {attached}");
+    assert!(
+        attached > 250,
+        "body damage must not be caught at attach: {attached}"
+    );
 }

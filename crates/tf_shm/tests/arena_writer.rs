@@ -1,12 +1,10 @@
 //! The writer on the arena: growth of history to the cache time, capacity limits, clear,
 //! kind switching, read-only sharing through the memfd, and damaged arenas.
 
-use tf_shm::arena::layout::{STATUS_POOL_EXHAUSTED};
+use tf_shm::arena::layout::STATUS_POOL_EXHAUSTED;
 use tf_shm::store::FrameStore;
 use tf_shm::validate::TransformInput;
-use tf_shm::{
-    Arena, ArenaConfig, CapacityError, SetTransformError, TransformError, WriteStatus,
-};
+use tf_shm::{Arena, ArenaConfig, CapacityError, SetTransformError, TransformError, WriteStatus};
 
 const S: i64 = 1_000_000_000;
 const MS: i64 = 1_000_000;
@@ -37,7 +35,9 @@ fn history_grows_to_cover_the_cache_time_at_1khz() {
     assert_eq!(span.newest, 20 * S);
     assert_eq!(span.oldest, 10 * S - MS);
     assert_eq!(span.len, 10_002);
-    let t = view.lookup_transform("world", "fast", 10 * S + MS / 2).unwrap();
+    let t = view
+        .lookup_transform("world", "fast", 10 * S + MS / 2)
+        .unwrap();
     assert!((t.transform.translation[0] - 10_000.5).abs() < 1e-9);
     assert_eq!(view.status() & STATUS_POOL_EXHAUSTED, 0);
 }
@@ -50,8 +50,10 @@ fn exhausted_pool_cuts_history_of_the_greedy_frame_only() {
         ..ArenaConfig::default()
     };
     let (mut w, view) = Arena::in_memory(&cfg).unwrap();
-    w.set_transform(&input("world", "slow", 0, 1.0), "t", false).unwrap();
-    w.set_transform(&input("world", "slow", 20 * S, 3.0), "t", false).unwrap();
+    w.set_transform(&input("world", "slow", 0, 1.0), "t", false)
+        .unwrap();
+    w.set_transform(&input("world", "slow", 20 * S, 3.0), "t", false)
+        .unwrap();
     let mut cut = 0;
     for k in 0..=20_000i64 {
         if w.set_transform(&input("world", "fast", k * MS, k as f64), "t", false)
@@ -64,7 +66,9 @@ fn exhausted_pool_cuts_history_of_the_greedy_frame_only() {
     assert!(cut > 0, "a 1 MiB arena cannot hold 10 s at 1 kHz");
     assert_ne!(view.status() & STATUS_POOL_EXHAUSTED, 0);
     // The greedy frame still answers for its recent past; the other frame is untouched.
-    let recent = view.lookup_transform("world", "fast", 20 * S - 5 * MS).unwrap();
+    let recent = view
+        .lookup_transform("world", "fast", 20 * S - 5 * MS)
+        .unwrap();
     assert!((recent.transform.translation[0] - 19_995.0).abs() < 1e-9);
     let slow = view.lookup_transform("world", "slow", 15 * S).unwrap();
     assert!((slow.transform.translation[0] - 2.5).abs() < 1e-12);
@@ -79,9 +83,13 @@ fn full_frame_table_refuses_new_frames_and_keeps_old_ones() {
     };
     let (mut w, view) = Arena::in_memory(&cfg).unwrap();
     // Ids 1..=3 are available (0 is tf2's "no parent").
-    w.set_transform(&input("a", "b", S, 1.0), "t", false).unwrap();
-    w.set_transform(&input("b", "c", S, 1.0), "t", false).unwrap();
-    let err = w.set_transform(&input("c", "d", S, 1.0), "t", false).unwrap_err();
+    w.set_transform(&input("a", "b", S, 1.0), "t", false)
+        .unwrap();
+    w.set_transform(&input("b", "c", S, 1.0), "t", false)
+        .unwrap();
+    let err = w
+        .set_transform(&input("c", "d", S, 1.0), "t", false)
+        .unwrap_err();
     match err {
         SetTransformError::Capacity(CapacityError::FrameTableFull { frame, max_frames }) => {
             assert_eq!(frame, "d");
@@ -93,25 +101,33 @@ fn full_frame_table_refuses_new_frames_and_keeps_old_ones() {
 }
 
 fn err_text(view: &tf_shm::ArenaView, target: &str, source: &str) -> Option<String> {
-    view.lookup_transform(target, source, S).err().map(|e| e.to_string())
+    view.lookup_transform(target, source, S)
+        .err()
+        .map(|e| e.to_string())
 }
 
 #[test]
 fn clear_empties_dynamic_history_keeps_statics_and_names() {
     let (mut w, view) = Arena::in_memory(&ArenaConfig::default()).unwrap();
-    w.set_transform(&input("map", "odom", S, 1.0), "t", false).unwrap();
-    w.set_transform(&input("map", "odom", 2 * S, 2.0), "t", false).unwrap();
-    w.set_transform(&input("odom", "laser", 0, 0.5), "t", true).unwrap();
+    w.set_transform(&input("map", "odom", S, 1.0), "t", false)
+        .unwrap();
+    w.set_transform(&input("map", "odom", 2 * S, 2.0), "t", false)
+        .unwrap();
+    w.set_transform(&input("odom", "laser", 0, 0.5), "t", true)
+        .unwrap();
     w.clear();
     // Names survive: not a LookupException, but no data (tf2 Jazzy: empty text + suffix).
-    let e = view.lookup_transform("map", "odom", 1_500_000_000).unwrap_err();
+    let e = view
+        .lookup_transform("map", "odom", 1_500_000_000)
+        .unwrap_err();
     assert!(matches!(e, TransformError::Extrapolation { .. }), "{e:?}");
     // The static link still answers at any time.
     let s = view.lookup_transform("odom", "laser", 123).unwrap();
     assert_eq!(s.transform.translation[0], 0.5);
     assert_eq!(s.stamp, 123);
     // Old data is accepted again after a clear (the history really is empty).
-    w.set_transform(&input("map", "odom", S / 2, 7.0), "t", false).unwrap();
+    w.set_transform(&input("map", "odom", S / 2, 7.0), "t", false)
+        .unwrap();
     let t = view.lookup_transform("map", "odom", 0).unwrap();
     assert_eq!(t.transform.translation[0], 7.0);
     assert_eq!(t.stamp, S / 2);
@@ -120,18 +136,30 @@ fn clear_empties_dynamic_history_keeps_statics_and_names() {
 #[test]
 fn switching_kind_loses_the_old_cache_as_ros2_does() {
     let (mut w, view) = Arena::in_memory(&ArenaConfig::default()).unwrap();
-    w.set_transform(&input("map", "f", S, 1.0), "t", false).unwrap();
-    w.set_transform(&input("map", "f", 2 * S, 2.0), "t", false).unwrap();
-    w.set_transform(&input("map", "f", 0, 9.0), "t", true).unwrap();
+    w.set_transform(&input("map", "f", S, 1.0), "t", false)
+        .unwrap();
+    w.set_transform(&input("map", "f", 2 * S, 2.0), "t", false)
+        .unwrap();
+    w.set_transform(&input("map", "f", 0, 9.0), "t", true)
+        .unwrap();
     let t = view.lookup_transform("map", "f", 1_500_000_000).unwrap();
-    assert_eq!(t.transform.translation[0], 9.0, "static now answers any time");
-    w.set_transform(&input("map", "f", 5 * S, 5.0), "t", false).unwrap();
+    assert_eq!(
+        t.transform.translation[0], 9.0,
+        "static now answers any time"
+    );
+    w.set_transform(&input("map", "f", 5 * S, 5.0), "t", false)
+        .unwrap();
     // A fresh TimeCache: one sample, so only its exact stamp works.
     assert_eq!(
-        view.lookup_transform("map", "f", 5 * S).unwrap().transform.translation[0],
+        view.lookup_transform("map", "f", 5 * S)
+            .unwrap()
+            .transform
+            .translation[0],
         5.0
     );
-    let e = view.lookup_transform("map", "f", 1_500_000_000).unwrap_err();
+    let e = view
+        .lookup_transform("map", "f", 1_500_000_000)
+        .unwrap_err();
     assert_eq!(e.class_name(), "NoDataForExtrapolationException", "{e}");
 }
 
@@ -154,14 +182,20 @@ fn shared_arena_is_read_only_for_consumers() {
     let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
     let mut rw = std::fs::OpenOptions::new().write(true).open(path).unwrap();
     let e = std::io::Write::write(&mut rw, b"x").unwrap_err();
-    assert_eq!(e.raw_os_error(), Some(rustix::io::Errno::PERM.raw_os_error()));
+    assert_eq!(
+        e.raw_os_error(),
+        Some(rustix::io::Errno::PERM.raw_os_error())
+    );
     // Data written later is visible through the consumer's mapping.
     shared
         .writer
         .set_transform(&input("map", "odom", 2 * S, 2.0), "t", false)
         .unwrap();
     assert_eq!(
-        view.lookup_transform("map", "odom", 0).unwrap().transform.translation[0],
+        view.lookup_transform("map", "odom", 0)
+            .unwrap()
+            .transform
+            .translation[0],
         2.0
     );
 }

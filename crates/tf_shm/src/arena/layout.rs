@@ -161,13 +161,16 @@ pub const fn ring_bytes(capacity: usize) -> usize {
 
 /// Encodes a ring descriptor.
 pub fn ring_descriptor(pool_offset: usize, capacity: usize) -> u64 {
-    debug_assert!(pool_offset % ALIGN == 0 && capacity.is_power_of_two());
+    debug_assert!(pool_offset.is_multiple_of(ALIGN) && capacity.is_power_of_two());
     ((pool_offset / ALIGN) as u64) << 8 | capacity.trailing_zeros() as u64
 }
 
 /// Decodes a ring descriptor into (pool offset, capacity). Unchecked: callers bound-check.
 pub fn decode_ring_descriptor(desc: u64) -> (u64, u32) {
-    ((desc >> 8).saturating_mul(ALIGN as u64), (desc & 0xff) as u32)
+    (
+        (desc >> 8).saturating_mul(ALIGN as u64),
+        (desc & 0xff) as u32,
+    )
 }
 
 /// Encodes a name reference (word offset, byte length).

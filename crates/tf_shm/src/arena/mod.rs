@@ -123,7 +123,10 @@ impl fmt::Display for AttachError {
                  the consumer or the bridge so both use the same tf_shm"
             ),
             AttachError::Corrupt { field } => {
-                write!(f, "arena header field {field} is inconsistent with the mapping")
+                write!(
+                    f,
+                    "arena header field {field} is inconsistent with the mapping"
+                )
             }
             AttachError::Io(e) => write!(f, "cannot map the arena: {e}"),
         }
@@ -183,13 +186,19 @@ impl Geometry {
         let max_ring = u32::try_from(wanted.next_power_of_two())
             .ok()
             .filter(|&m| m <= 1 << 24)
-            .ok_or_else(|| err("max_rate_hz", "rate × cache time needs more than 2^24 samples"))?
+            .ok_or_else(|| {
+                err(
+                    "max_rate_hz",
+                    "rate × cache time needs more than 2^24 samples",
+                )
+            })?
             .max(init);
         let index_capacity = (c.max_frames * 2).next_power_of_two();
         let names_words = (u64::from(c.max_frames) * NAME_BYTES_PER_FRAME / 8).max(1024);
         let frames_off = HEADER_SIZE as u64;
-        let index_off =
-            align_up(frames_off + u64::from(c.max_frames) * std::mem::size_of::<FrameRecord>() as u64);
+        let index_off = align_up(
+            frames_off + u64::from(c.max_frames) * std::mem::size_of::<FrameRecord>() as u64,
+        );
         let names_off = align_up(index_off + u64::from(index_capacity) * 4);
         let pool_off = align_up(names_off + names_words * 8);
         let size = c.memory_budget_bytes as u64 / ALIGN as u64 * ALIGN as u64;
@@ -225,7 +234,9 @@ impl Geometry {
     /// Reads and checks a header against the mapping's length; every later bound check relies
     /// on the values returned here, never on re-reading the header.
     pub(crate) fn from_header(region: &Region) -> Result<Geometry, AttachError> {
-        let h = region.header().ok_or(AttachError::Corrupt { field: "arena_size" })?;
+        let h = region.header().ok_or(AttachError::Corrupt {
+            field: "arena_size",
+        })?;
         let ld = |a: &crate::sync::AtomicU64| a.load(Ordering::Acquire);
         let ld32 = |a: &crate::sync::AtomicU32| a.load(Ordering::Acquire);
         if ld(&h.magic) != MAGIC {
@@ -304,12 +315,19 @@ impl Geometry {
         st(&h.layout_hash, layout_hash());
         st(&h.arena_size, self.size);
         for (i, a) in h.instance_uuid.iter().enumerate() {
-            st(a, u64::from_le_bytes(instance_uuid[i * 8..i * 8 + 8].try_into().unwrap()));
+            st(
+                a,
+                u64::from_le_bytes(instance_uuid[i * 8..i * 8 + 8].try_into().unwrap()),
+            );
         }
         for (i, a) in h.boot_id.iter().enumerate() {
-            st(a, u64::from_le_bytes(boot_id[i * 8..i * 8 + 8].try_into().unwrap()));
+            st(
+                a,
+                u64::from_le_bytes(boot_id[i * 8..i * 8 + 8].try_into().unwrap()),
+            );
         }
-        h.created_unix_ns.store(crate::time::unix_now_ns(), Ordering::Relaxed);
+        h.created_unix_ns
+            .store(crate::time::unix_now_ns(), Ordering::Relaxed);
         h.cache_time_ns.store(self.cache_time_ns, Ordering::Relaxed);
         st32(&h.max_frames, self.max_frames);
         st32(&h.index_capacity, self.index_capacity);
@@ -426,7 +444,9 @@ impl Arena {
         let io = |e: std::io::Error| AttachError::Io(e.to_string());
         let size = memfd::check_sealed(fd.as_fd()).map_err(io)?;
         if size < HEADER_SIZE as u64 || size > isize::MAX as u64 {
-            return Err(AttachError::Corrupt { field: "arena_size" });
+            return Err(AttachError::Corrupt {
+                field: "arena_size",
+            });
         }
         let map = memfd::map_read_only(fd.as_fd(), size as usize).map_err(io)?;
         let region = Region::mapped(map, false);

@@ -48,7 +48,7 @@ impl Region {
     /// A mapping; `writable` says whether the mapping was made with write access.
     pub(crate) fn mapped(map: memmap2::MmapRaw, writable: bool) -> Arc<Region> {
         Arc::new(Region {
-            base: map.as_ptr() as *const u8,
+            base: map.as_ptr(),
             len: map.len(),
             writable,
             _backing: Backing::Mapped(map),

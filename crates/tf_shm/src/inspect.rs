@@ -1,0 +1,157 @@
+//! What tools (`tf_shm tree`, `monitor`, `doctor`) read about an arena beyond tf2's queries:
+//! per-frame bookkeeping and arena-wide counters the writer keeps.
+
+use crate::arena::layout::*;
+use crate::error::ArenaError;
+use crate::sample::FrameId;
+use crate::store::{FrameStore, HistorySpan};
+use crate::sync::Ordering;
+use crate::view::ArenaView;
+use crate::writer::COUNTED_CODES;
+
+/// What kind of cache a frame has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// No cache: only ever seen as a parent (a root, e.g. `map`).
+    Root,
+    /// One static transform (`/tf_static`).
+    Static,
+    /// A history (`/tf`).
+    Dynamic,
+}
+
+/// One frame as tools show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameInfo {
+    /// Frame id in this arena.
+    pub id: FrameId,
+    /// Frame name.
+    pub name: String,
+    /// Cache kind.
+    pub kind: FrameKind,
+    /// Parent of the newest accepted sample (`None` for roots).
+    pub parent: Option<String>,
+    /// Extent of the history (dynamic frames with data only).
+    pub history: Option<HistorySpan>,
+    /// Capacity of the frame's ring, samples (0 without a ring).
+    pub ring_capacity: u32,
+    /// Samples accepted since the arena was created.
+    pub accepted: u64,
+    /// Wall-clock time of the newest accepted sample, ns since the Unix epoch (0: never).
+    pub last_write_unix_ns: i64,
+    /// How often the parent changed between consecutive accepted samples.
+    pub parent_changes: u64,
+    /// Wall-clock time of the last parent change, ns since the Unix epoch (0: never).
+    pub last_parent_change_unix_ns: i64,
+    /// The history was cut shorter than the cache time (ring could not grow).
+    pub history_short: bool,
+    /// Samples were refused because no ring could be allocated.
+    pub no_ring: bool,
+    /// Authority (publisher) of the newest sample.
+    pub authority: Option<String>,
+}
+
+/// Arena-wide numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArenaStats {
+    /// Arena size, bytes.
+    pub arena_size: u64,
+    /// Frames created (ids `1..frame_count`), and the most there can be.
+    pub frames: u32,
+    /// `max_frames`.
+    pub max_frames: u32,
+    /// Ring pool bytes handed out, and its size.
+    pub pool_used: u64,
+    /// Ring pool size, bytes.
+    pub pool_size: u64,
+    /// Cache time, ns.
+    pub cache_time_ns: i64,
+    /// Samples accepted.
+    pub accepted_total: u64,
+    /// Samples refused by tf2's rules, per code (`"TF_NAN_INPUT"`, …), and `"CAPACITY"` for
+    /// samples the arena had no room for.
+    pub refusals: Vec<(&'static str, u64)>,
+    /// `STATUS_*` bits.
+    pub status: u64,
+    /// `clear()` calls (time jumps).
+    pub clears_total: u64,
+    /// Wall-clock creation time and time of the newest sample, ns since the Unix epoch.
+    pub created_unix_ns: i64,
+    /// Wall-clock time of the newest accepted sample, ns since the Unix epoch (0: never).
+    pub last_write_unix_ns: i64,
+    /// Pid of the creating process.
+    pub owner_pid: u32,
+}
+
+impl ArenaView {
+    /// Every frame, by id.
+    ///
+    /// Errors: [`ArenaError`] when the arena is damaged or a frame cannot be read consistently.
+    pub fn frames(&self) -> Result<Vec<FrameInfo>, ArenaError> {
+        (1..self.frame_count())
+            .map(|id| self.frame_info(id))
+            .collect()
+    }
+
+    /// One frame by id.
+    pub fn frame_info(&self, id: FrameId) -> Result<FrameInfo, ArenaError> {
+        let rec = self.record(id)?;
+        let kind = match rec.kind.load(Ordering::Acquire) {
+            KIND_STATIC => FrameKind::Static,
+            KIND_DYNAMIC => FrameKind::Dynamic,
+            _ => FrameKind::Root,
+        };
+        let parent = match kind {
+            FrameKind::Root => None,
+            _ => self.frame_name(rec.last_parent.load(Ordering::Relaxed))?,
+        };
+        let flags = rec.flags.load(Ordering::Relaxed);
+        Ok(FrameInfo {
+            id,
+            name: self.frame_name(id)?.unwrap_or_default(),
+            kind,
+            parent,
+            history: self.history_span(id)?,
+            ring_capacity: match rec.ring.load(Ordering::Relaxed) {
+                0 => 0,
+                desc => 1u32
+                    .checked_shl(decode_ring_descriptor(desc).1)
+                    .unwrap_or(0),
+            },
+            accepted: rec.accepted.load(Ordering::Relaxed),
+            last_write_unix_ns: rec.last_write_unix_ns.load(Ordering::Relaxed),
+            parent_changes: rec.parent_changes.load(Ordering::Relaxed),
+            last_parent_change_unix_ns: rec.last_parent_change_unix_ns.load(Ordering::Relaxed),
+            history_short: flags & FRAME_HISTORY_SHORT != 0,
+            no_ring: flags & FRAME_NO_RING != 0,
+            authority: self.authority(id)?,
+        })
+    }
+
+    /// Arena-wide counters.
+    pub fn stats(&self) -> ArenaStats {
+        let h = self.header();
+        let g = self.geometry();
+        ArenaStats {
+            arena_size: g.size,
+            frames: self.frame_count().saturating_sub(1),
+            max_frames: g.max_frames,
+            pool_used: h.pool_used.load(Ordering::Relaxed),
+            pool_size: g.pool_size,
+            cache_time_ns: g.cache_time_ns,
+            accepted_total: h.accepted_total.load(Ordering::Relaxed),
+            refusals: COUNTED_CODES
+                .iter()
+                .map(|c| c.as_str())
+                .chain(["CAPACITY"])
+                .zip(&h.refusals)
+                .map(|(n, c)| (n, c.load(Ordering::Relaxed)))
+                .collect(),
+            status: h.status.load(Ordering::Relaxed),
+            clears_total: h.clears_total.load(Ordering::Relaxed),
+            created_unix_ns: h.created_unix_ns.load(Ordering::Relaxed),
+            last_write_unix_ns: h.last_write_unix_ns.load(Ordering::Relaxed),
+            owner_pid: h.owner_pid.load(Ordering::Relaxed),
+        }
+    }
+}
