@@ -1,0 +1,217 @@
+//! The command line: global options and one struct per sub-command (clap derive).
+//!
+//! Times are seconds (`f64`) as `tf2_echo` takes them; rates are Hz.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// See, check and debug the shared TF tree of a tf_shm arena, with no ROS installed.
+///
+/// The arena is found like `tf_shm::open()` finds it: runtime dir from $TF_SHM_RUNTIME_DIR,
+/// else $XDG_RUNTIME_DIR/tf_shm, else /run/tf_shm, else /tmp/tf_shm-<uid>; domain from
+/// --domain, else $TF_SHM_DOMAIN, else $ROS_DOMAIN_ID, else 0; name from --name, else
+/// $TF_SHM_NAME, else "default".
+///
+/// Units: times and durations in seconds (s), rates in hertz (Hz), translations in metres (m),
+/// angles in radians (rad) and degrees (deg). Colour only when writing to a terminal (set
+/// NO_COLOR to turn it off).
+///
+/// Exit status: 0 success, 1 a lookup or a doctor check failed, 2 bad usage, 3 no arena (no
+/// bridge serving, invalid environment) or an I/O error.
+#[derive(Debug, Parser)]
+#[command(name = "tf_shm", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every sub-command takes.
+#[derive(Debug, Default, Clone, Args)]
+#[command(next_help_heading = "Global options")]
+pub struct Global {
+    /// ROS domain of the arena [default: $TF_SHM_DOMAIN, else $ROS_DOMAIN_ID, else 0]
+    #[arg(long, global = true, value_name = "ID")]
+    pub domain: Option<u32>,
+    /// Arena name [default: $TF_SHM_NAME, else "default"]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Runtime directory of the rendezvous [default: $TF_SHM_RUNTIME_DIR, else
+    /// $XDG_RUNTIME_DIR/tf_shm, else /run/tf_shm, else /tmp/tf_shm-<uid>]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub runtime_dir: Option<PathBuf>,
+    /// Print machine-readable JSON instead of text (one JSON document per line for
+    /// repeating commands)
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The sub-commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print T_target_source repeatedly, like tf2_echo: stamp, translation (m), quaternion
+    /// (xyzw), roll/pitch/yaw (rad and deg) and the 4×4 matrix. On failure prints tf2's error
+    /// text and keeps trying.
+    Echo(EchoArgs),
+    /// One lookup, printed like `echo --once`; exit status 1 with tf2's error text on failure.
+    Lookup(LookupArgs),
+    /// The frame tree as an indented tree (parent → children): kind, rate (Hz), newest stamp
+    /// (s), history span (s) and samples per frame; or Graphviz DOT / SVG like view_frames.
+    Tree(TreeArgs),
+    /// Like tf2_monitor: per frame the publishing rate (Hz), the delay between stamp and now
+    /// (avg/max, s) and the largest gap between samples (s); for a chain, per link. Refreshes
+    /// live.
+    ///
+    /// Delays compare stamps with this machine's wall clock, so they mean something only when
+    /// the publishers stamp with wall-clock time (as for tf2_monitor). Rates count the samples
+    /// the bridge accepted while monitoring; gaps are measured to one poll period.
+    Monitor(MonitorArgs),
+    /// Every participant slot of the arena (pid, name, mode, alive/dead), read from the lock
+    /// file, even when no bridge serves.
+    Participants,
+    /// Health checks, each with a code, a one-line verdict and a hint; exit status 1 when a
+    /// check fails (to gate a launch or CI).
+    Doctor(DoctorArgs),
+}
+
+/// `tf_shm echo`.
+#[derive(Debug, Clone, Args)]
+pub struct EchoArgs {
+    /// Target frame: the result maps points from the source frame into this one
+    pub target: String,
+    /// Source frame
+    pub source: String,
+    /// Printing rate, Hz
+    #[arg(long, default_value_t = 1.0, value_name = "HZ", value_parser = positive_f64)]
+    pub rate: f64,
+    /// Time to look up, s (0 = latest common time)
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "SEC",
+        allow_negative_numbers = true
+    )]
+    pub time: f64,
+    /// Print once and exit (exit status 1 if the lookup fails)
+    #[arg(long)]
+    pub once: bool,
+    /// Stop after this many prints (results or errors); exit status 1 if the last failed
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Digits after the decimal point in the text output
+    #[arg(long, short = 'p', default_value_t = 3, value_name = "DIGITS")]
+    pub precision: usize,
+}
+
+/// `tf_shm lookup`.
+#[derive(Debug, Clone, Args)]
+pub struct LookupArgs {
+    /// Target frame: the result maps points from the source frame into this one
+    pub target: String,
+    /// Source frame
+    pub source: String,
+    /// Time to look up, s (0 = latest common time)
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "SEC",
+        allow_negative_numbers = true
+    )]
+    pub time: f64,
+    /// Two-time lookup: time of the target frame, s (needs --source-time and --fixed)
+    #[arg(long, value_name = "SEC", requires_all = ["source_time", "fixed"], conflicts_with = "time", allow_negative_numbers = true)]
+    pub target_time: Option<f64>,
+    /// Two-time lookup: time of the source frame, s (needs --target-time and --fixed)
+    #[arg(long, value_name = "SEC", requires_all = ["target_time", "fixed"], allow_negative_numbers = true)]
+    pub source_time: Option<f64>,
+    /// Two-time lookup: the frame fixed in time between the two
+    #[arg(long, value_name = "FRAME", requires_all = ["target_time", "source_time"])]
+    pub fixed: Option<String>,
+    /// Digits after the decimal point in the text output
+    #[arg(long, short = 'p', default_value_t = 3, value_name = "DIGITS")]
+    pub precision: usize,
+}
+
+/// `tf_shm tree`.
+#[derive(Debug, Clone, Args)]
+pub struct TreeArgs {
+    /// Print Graphviz DOT (as view_frames draws it) instead of the text tree
+    #[arg(long, conflicts_with = "svg")]
+    pub dot: bool,
+    /// Render the tree to this SVG file with Graphviz `dot` (must be installed)
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+/// `tf_shm monitor`.
+#[derive(Debug, Clone, Args)]
+pub struct MonitorArgs {
+    /// Target frame of a chain to monitor (with SOURCE); all frames when omitted
+    #[arg(requires = "source")]
+    pub target: Option<String>,
+    /// Source frame of the chain
+    pub source: Option<String>,
+    /// How often the table is refreshed, Hz
+    #[arg(long, default_value_t = 1.0, value_name = "HZ", value_parser = positive_f64)]
+    pub rate: f64,
+    /// How often the arena is sampled between refreshes, Hz (bounds the resolution of gaps)
+    #[arg(long, default_value_t = 100.0, value_name = "HZ", value_parser = positive_f64)]
+    pub poll: f64,
+    /// Stop after this many refreshes (default: run until interrupted)
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+}
+
+/// `tf_shm doctor`.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// A frame is stale when no sample came for this many of its periods
+    #[arg(long, default_value_t = 10.0, value_name = "PERIODS", value_parser = positive_f64)]
+    pub stale_periods: f64,
+    /// Window in which a parent change counts as recent, s [default: the arena's cache time]
+    #[arg(long, value_name = "SEC", value_parser = positive_f64)]
+    pub recent: Option<f64>,
+    /// Treat warnings as failures for the exit status
+    #[arg(long)]
+    pub strict: bool,
+}
+
+fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err("must be a positive number".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn two_time_lookup_needs_all_three() {
+        let r = Cli::try_parse_from(["tf_shm", "lookup", "a", "b", "--target-time", "1"]);
+        assert!(r.is_err());
+        let r = Cli::try_parse_from([
+            "tf_shm",
+            "lookup",
+            "a",
+            "b",
+            "--target-time",
+            "1",
+            "--source-time",
+            "2",
+            "--fixed",
+            "m",
+        ]);
+        assert!(r.is_ok());
+    }
+}

@@ -1,0 +1,579 @@
+//! `tf_shm doctor`: health checks of the rendezvous and the arena, each with a stable code, a
+//! one-line verdict and a hint. Any failed check makes the exit status 1.
+//!
+//! | code        | fails when                                                              |
+//! |-------------|-------------------------------------------------------------------------|
+//! | RUNTIME_DIR | a rendezvous directory or file is unsafe (other users may write it)     |
+//! | BRIDGE      | no bridge serves the arena                                              |
+//! | COMPAT      | the bridge's arena format, layout or boot differs from this build's     |
+//! | CAPACITY    | the frame table or the names region filled up                           |
+//! | HISTORY     | a frame's history is shorter than the cache time (ring pool exhausted)  |
+//! | PARENTS     | a frame changed parent within the recent window                         |
+//! | STALE       | a dynamic frame got no sample for `--stale-periods` of its periods      |
+//! | REFUSED     | the bridge refused transforms (TF_OLD_DATA alone only warns)            |
+//! | SLOTS       | a participant slot is held while its recorded process is gone           |
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+use serde::Serialize;
+use tf_shm::arena::layout::{
+    layout_hash, FORMAT_VERSION, STATUS_FRAME_TABLE_FULL, STATUS_NAMES_FULL, STATUS_POOL_EXHAUSTED,
+};
+use tf_shm::inspect::{FrameInfo, FrameKind};
+use tf_shm::rendezvous::discovery::{check_dir, Location};
+use tf_shm::rendezvous::{OpenError, Status};
+use tf_shm::time::unix_now_ns;
+use tf_shm::{ArenaView, AttachError, Buffer};
+
+use crate::cli::{DoctorArgs, Global};
+use crate::connect;
+use crate::out::{print_json, Painter, Style};
+use crate::participants::{self, ParticipantRow};
+
+/// Outcome of one check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Healthy.
+    Ok,
+    /// Worth a look; does not fail the exit status (unless `--strict`).
+    Warn,
+    /// Unhealthy: the exit status is 1.
+    Fail,
+    /// Could not be checked (e.g. no bridge to read the arena from).
+    Skip,
+}
+
+/// One check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// Stable code, e.g. `"STALE"`.
+    pub code: &'static str,
+    /// The outcome.
+    pub status: Verdict,
+    /// One line: what was found.
+    pub verdict: String,
+    /// What to do about it (empty when healthy).
+    pub hint: String,
+}
+
+fn check(
+    code: &'static str,
+    status: Verdict,
+    verdict: impl Into<String>,
+    hint: impl Into<String>,
+) -> Check {
+    Check {
+        code,
+        status,
+        verdict: verdict.into(),
+        hint: hint.into(),
+    }
+}
+
+/// A short list of names: the first few, then how many more.
+fn some(names: &[String]) -> String {
+    const SHOWN: usize = 4;
+    let mut s = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        s += &format!(" and {} more", names.len() - SHOWN);
+    }
+    s
+}
+
+fn runtime_dir_check(loc: &Location) -> Check {
+    let hint = "the rendezvous must be private: chmod go-w (or remove) it, or set TF_SHM_RUNTIME_DIR to a \
+                directory of your own";
+    let mut present = true;
+    for dir in [&loc.runtime_dir, &loc.domain_dir] {
+        match check_dir(dir, None) {
+            Ok(true) => {}
+            Ok(false) => present = false,
+            Err(OpenError::UnsafeDir { path, reason }) => {
+                // Accept a group-shared directory (allow_group): not writable by others.
+                if let Ok(m) = std::fs::symlink_metadata(&path) {
+                    if m.is_dir()
+                        && m.permissions().mode() & 0o002 == 0
+                        && reason != "is not a directory"
+                    {
+                        continue;
+                    }
+                }
+                return check(
+                    "RUNTIME_DIR",
+                    Verdict::Fail,
+                    format!("{} {reason}", path.display()),
+                    hint,
+                );
+            }
+            Err(e) => return check("RUNTIME_DIR", Verdict::Fail, e.to_string(), hint),
+        }
+    }
+    if !present {
+        return check(
+            "RUNTIME_DIR",
+            Verdict::Warn,
+            format!(
+                "{} does not exist: no bridge ever served here",
+                loc.domain_dir.display()
+            ),
+            "start tf_shm_bridge, or check --domain, --name and TF_SHM_RUNTIME_DIR",
+        );
+    }
+    for file in [&loc.lock_path, &loc.sock_path] {
+        if let Some(problem) = file_problem(file) {
+            return check(
+                "RUNTIME_DIR",
+                Verdict::Fail,
+                format!("{} {problem}", file.display()),
+                hint,
+            );
+        }
+    }
+    check(
+        "RUNTIME_DIR",
+        Verdict::Ok,
+        format!("{} is private", loc.domain_dir.display()),
+        "",
+    )
+}
+
+fn file_problem(path: &Path) -> Option<&'static str> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if m.file_type().is_symlink() {
+        return Some("is a symbolic link");
+    }
+    if m.permissions().mode() & 0o002 != 0 {
+        return Some("is writable by other users");
+    }
+    let me = rustix::process::geteuid().as_raw();
+    (m.uid() != me && m.permissions().mode() & 0o020 == 0).then_some("belongs to another user")
+}
+
+fn bridge_checks(opened: &Result<Buffer, OpenError>, owner: Option<&ParticipantRow>) -> [Check; 2] {
+    let compat_ok = || {
+        check(
+            "COMPAT",
+            Verdict::Ok,
+            format!(
+                "arena format version {FORMAT_VERSION}, layout hash {:#018x}",
+                layout_hash()
+            ),
+            "",
+        )
+    };
+    let rebuild = "rebuild tf_shm (this tool) or tf_shm_bridge so both use the same tf_shm";
+    match opened {
+        Ok(b) => {
+            let pid = owner.map_or_else(|| "?".to_owned(), |o| o.pid.to_string());
+            let uuid: String = b.identity().instance_uuid[..4]
+                .iter()
+                .map(|x| format!("{x:02x}"))
+                .collect();
+            [
+                check(
+                    "BRIDGE",
+                    Verdict::Ok,
+                    format!("bridge pid {pid} serves {} (arena {uuid})", b.location()),
+                    "",
+                ),
+                compat_ok(),
+            ]
+        }
+        Err(e) => {
+            let skip = || check("COMPAT", Verdict::Skip, "no bridge to compare with", "");
+            let serving_but = |why: String, hint: &str| {
+                [
+                    check("BRIDGE", Verdict::Ok, "a bridge is serving", ""),
+                    check("COMPAT", Verdict::Fail, why, hint),
+                ]
+            };
+            match e {
+                OpenError::Refused {
+                    status:
+                        Status::VersionMismatch
+                        | Status::LayoutMismatch
+                        | Status::BootMismatch
+                        | Status::Malformed,
+                    ..
+                } => serving_but(e.to_string(), rebuild),
+                OpenError::Attach(
+                    a @ (AttachError::VersionMismatch { .. }
+                    | AttachError::LayoutMismatch { .. }
+                    | AttachError::BadMagic),
+                ) => serving_but(a.to_string(), rebuild),
+                OpenError::NotServing { .. } => [
+                    check(
+                        "BRIDGE",
+                        Verdict::Fail,
+                        e.to_string(),
+                        "start tf_shm_bridge (ros2 launch tf_shm_bridge …)",
+                    ),
+                    skip(),
+                ],
+                OpenError::NotServingYet { .. } => [
+                    check(
+                        "BRIDGE",
+                        Verdict::Fail,
+                        e.to_string(),
+                        "wait for it to start, or restart it if it hangs",
+                    ),
+                    skip(),
+                ],
+                _ => [
+                    check(
+                        "BRIDGE",
+                        Verdict::Fail,
+                        e.to_string(),
+                        "see the message; `tf_shm participants` shows the lock file",
+                    ),
+                    skip(),
+                ],
+            }
+        }
+    }
+}
+
+fn capacity_check(status: u64, frames: u32, max_frames: u32) -> Check {
+    let mut full = Vec::new();
+    if status & STATUS_FRAME_TABLE_FULL != 0 {
+        full.push(format!(
+            "the frame table is full ({frames} of {max_frames} frames)"
+        ));
+    }
+    if status & STATUS_NAMES_FULL != 0 {
+        full.push("the names region is full".to_owned());
+    }
+    if full.is_empty() {
+        check(
+            "CAPACITY",
+            Verdict::Ok,
+            format!("{frames} of {max_frames} frames used"),
+            "",
+        )
+    } else {
+        check(
+            "CAPACITY",
+            Verdict::Fail,
+            full.join("; ") + ": new frames are refused",
+            "raise max_frames in the bridge's parameters and restart it",
+        )
+    }
+}
+
+fn history_check(
+    frames: &[FrameInfo],
+    status: u64,
+    pool_used: u64,
+    pool_size: u64,
+    cache_time_s: f64,
+) -> Check {
+    let short: Vec<String> = frames
+        .iter()
+        .filter(|f| f.history_short || f.no_ring)
+        .map(|f| {
+            if f.no_ring {
+                format!("{} (no history at all)", f.name)
+            } else {
+                f.name.clone()
+            }
+        })
+        .collect();
+    let pool = format!(
+        "ring pool {:.1} of {:.1} MiB used",
+        pool_used as f64 / 1048576.0,
+        pool_size as f64 / 1048576.0
+    );
+    if short.is_empty() && status & STATUS_POOL_EXHAUSTED == 0 {
+        return check(
+            "HISTORY",
+            Verdict::Ok,
+            format!("every history spans the cache time ({cache_time_s:.1} s); {pool}"),
+            "",
+        );
+    }
+    let what = if short.is_empty() {
+        "the ring pool is exhausted".to_owned()
+    } else {
+        format!(
+            "{} frame(s) keep less than the cache time ({cache_time_s:.1} s): {}",
+            short.len(),
+            some(&short)
+        )
+    };
+    check(
+        "HISTORY",
+        Verdict::Fail,
+        format!("{what}; {pool}"),
+        "raise memory_budget_bytes of the bridge (or lower max_rate_hz / the cache time) and restart it",
+    )
+}
+
+fn parents_check(frames: &[FrameInfo], now: i64, recent_ns: i64) -> Check {
+    let moved: Vec<String> = frames
+        .iter()
+        .filter(|f| {
+            f.parent_changes > 0
+                && f.last_parent_change_unix_ns > 0
+                && now - f.last_parent_change_unix_ns <= recent_ns
+        })
+        .map(|f| {
+            format!(
+                "{} ({} change(s), last {:.1} s ago, now under {})",
+                f.name,
+                f.parent_changes,
+                (now - f.last_parent_change_unix_ns) as f64 / 1e9,
+                f.parent.as_deref().unwrap_or("?")
+            )
+        })
+        .collect();
+    let window = recent_ns as f64 / 1e9;
+    if moved.is_empty() {
+        check(
+            "PARENTS",
+            Verdict::Ok,
+            format!("no frame changed parent in the last {window:.1} s"),
+            "",
+        )
+    } else {
+        check(
+            "PARENTS",
+            Verdict::Fail,
+            format!("{} frame(s) had more than one parent in the last {window:.1} s: {}", moved.len(), some(&moved)),
+            "two publishers disagree on these frames' parents (see the authority in `tf_shm tree`); tf2 \
+             lookups across such a frame flip between trees",
+        )
+    }
+}
+
+fn stale_check(frames: &[FrameInfo], now: i64, periods: f64) -> Check {
+    let mut judged = 0;
+    let mut stale = Vec::new();
+    for f in frames.iter().filter(|f| f.kind == FrameKind::Dynamic) {
+        let Some(h) = f.history.filter(|h| h.len >= 2 && h.newest > h.oldest) else {
+            continue;
+        };
+        if f.last_write_unix_ns <= 0 {
+            continue;
+        }
+        judged += 1;
+        let period = (h.newest - h.oldest) as f64 / 1e9 / (h.len - 1) as f64;
+        let age = (now - f.last_write_unix_ns) as f64 / 1e9;
+        if age > periods * period {
+            stale.push(format!(
+                "{} (no sample for {age:.2} s, period {period:.3} s)",
+                f.name
+            ));
+        }
+    }
+    if stale.is_empty() {
+        check(
+            "STALE",
+            Verdict::Ok,
+            format!(
+                "{judged} dynamic frame(s) with a rate all got a sample within {periods} periods"
+            ),
+            "",
+        )
+    } else {
+        check(
+            "STALE",
+            Verdict::Fail,
+            format!("{} stale frame(s): {}", stale.len(), some(&stale)),
+            "check that the publishers of these frames still run (`tf_shm monitor` shows their rates)",
+        )
+    }
+}
+
+fn refused_check(refusals: &[(&'static str, u64)]) -> Check {
+    let counted: Vec<_> = refusals.iter().filter(|(_, n)| *n > 0).collect();
+    if counted.is_empty() {
+        return check("REFUSED", Verdict::Ok, "no transform refused", "");
+    }
+    let list = counted
+        .iter()
+        .map(|(c, n)| format!("{c} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let only_old = counted.iter().all(|(c, _)| *c == "TF_OLD_DATA");
+    if only_old {
+        check(
+            "REFUSED",
+            Verdict::Warn,
+            format!("transforms refused: {list}"),
+            "TF_OLD_DATA: a publisher sends stamps older than the cache time (clock skew, or a bag \
+             replayed without --clock)",
+        )
+    } else {
+        check(
+            "REFUSED",
+            Verdict::Fail,
+            format!("transforms refused: {list}"),
+            "a publisher sends transforms tf2 rejects (the bridge logs tf2's message for each); \
+             CAPACITY: see the CAPACITY and HISTORY checks",
+        )
+    }
+}
+
+fn slots_check(rows: &[ParticipantRow]) -> Check {
+    let slots = rows.iter().filter(|r| r.slot != "owner");
+    let (mut alive, mut dead_holding, mut earlier) = (0, Vec::new(), Vec::new());
+    for r in slots.filter(|r| r.alive) {
+        alive += 1;
+        if r.process_running == Some(false) {
+            dead_holding.push(format!("slot {} (pid {} {})", r.slot, r.pid, r.name));
+        } else if !r.current_arena {
+            earlier.push(format!("slot {} (pid {} {})", r.slot, r.pid, r.name));
+        }
+    }
+    if !dead_holding.is_empty() {
+        return check(
+            "SLOTS",
+            Verdict::Fail,
+            format!(
+                "{} slot(s) held although the recorded process is gone: {}",
+                dead_holding.len(),
+                some(&dead_holding)
+            ),
+            "a child process inherited the lock file descriptor; stop it (see `tf_shm participants`)",
+        );
+    }
+    if !earlier.is_empty() {
+        return check(
+            "SLOTS",
+            Verdict::Warn,
+            format!(
+                "{} consumer(s) still attached to an earlier arena: {}",
+                earlier.len(),
+                some(&earlier)
+            ),
+            "they re-attach by themselves when they use tf_shm::Buffer; otherwise restart them",
+        );
+    }
+    check(
+        "SLOTS",
+        Verdict::Ok,
+        format!(
+            "{alive} of {} participant slots in use, none held by a dead process",
+            tf_shm::rendezvous::lockfile::SLOTS
+        ),
+        "",
+    )
+}
+
+fn arena_checks(view: &ArenaView, a: &DoctorArgs) -> Vec<Check> {
+    let stats = view.stats();
+    let now = unix_now_ns();
+    let frames = match view.frames() {
+        Ok(f) => f,
+        Err(e) => {
+            return vec![check(
+                "CAPACITY",
+                Verdict::Fail,
+                e.to_string(),
+                "restart tf_shm_bridge",
+            )];
+        }
+    };
+    let recent_ns = a
+        .recent
+        .and_then(tf_shm::time::secs_to_ns)
+        .unwrap_or(stats.cache_time_ns);
+    vec![
+        capacity_check(stats.status, stats.frames, stats.max_frames),
+        history_check(
+            &frames,
+            stats.status,
+            stats.pool_used,
+            stats.pool_size,
+            stats.cache_time_ns as f64 / 1e9,
+        ),
+        parents_check(&frames, now, recent_ns),
+        stale_check(&frames, now, a.stale_periods),
+        refused_check(&stats.refusals),
+    ]
+}
+
+/// Runs every check.
+pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, OpenError> {
+    let loc = connect::location(g)?;
+    let mut out = vec![runtime_dir_check(&loc)];
+    let rows = tf_shm::rendezvous::participants(&loc)
+        .map(|p| participants::rows(&p))
+        .unwrap_or_default();
+    let opened = connect::open(g);
+    let owner = rows.iter().find(|r| r.slot == "owner");
+    out.extend(bridge_checks(&opened, owner));
+    match &opened {
+        Ok(b) => out.extend(arena_checks(&b.view(), a)),
+        Err(_) => {
+            for code in ["CAPACITY", "HISTORY", "PARENTS", "STALE", "REFUSED"] {
+                out.push(check(code, Verdict::Skip, "no arena to read", ""));
+            }
+        }
+    }
+    out.push(slots_check(&rows));
+    Ok(out)
+}
+
+/// The checks as text: one line each, hints under what is not ok.
+pub fn text(checks: &[Check], p: &Painter) -> String {
+    let w = checks.iter().map(|c| c.code.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    for c in checks {
+        let (label, style) = match c.status {
+            Verdict::Ok => ("ok  ", Style::Green),
+            Verdict::Warn => ("WARN", Style::Yellow),
+            Verdict::Fail => ("FAIL", Style::Red),
+            Verdict::Skip => ("skip", Style::Dim),
+        };
+        s += &format!("{}  {:<w$}  {}\n", p.paint(style, label), c.code, c.verdict);
+        if !c.hint.is_empty() && matches!(c.status, Verdict::Warn | Verdict::Fail) {
+            s += &format!(
+                "      {:<w$}  {} {}\n",
+                "",
+                p.paint(Style::Dim, "hint:"),
+                c.hint
+            );
+        }
+    }
+    let fails = checks.iter().filter(|c| c.status == Verdict::Fail).count();
+    let warns = checks.iter().filter(|c| c.status == Verdict::Warn).count();
+    s += &format!("{} checks: {fails} failed, {warns} warned\n", checks.len());
+    s
+}
+
+/// `tf_shm doctor`.
+pub fn run(g: &Global, a: &DoctorArgs) -> u8 {
+    let checks = match checks(g, a) {
+        Ok(c) => c,
+        Err(e) => return connect::report_open_error(&e),
+    };
+    let failed = checks
+        .iter()
+        .any(|c| c.status == Verdict::Fail || (a.strict && c.status == Verdict::Warn));
+    if g.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            ok: bool,
+            checks: &'a [Check],
+        }
+        print_json(&Out {
+            ok: !failed,
+            checks: &checks,
+        });
+    } else {
+        print!("{}", text(&checks, &Painter::stdout()));
+    }
+    if failed {
+        crate::EXIT_FAILED
+    } else {
+        0
+    }
+}

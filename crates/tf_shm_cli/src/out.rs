@@ -1,0 +1,205 @@
+//! Text for people: aligned columns, units, and colour only on a terminal.
+
+use std::io::IsTerminal;
+
+/// Colours used in the output (ANSI SGR codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// Headers.
+    Bold,
+    /// Passed checks, alive things.
+    Green,
+    /// Warnings.
+    Yellow,
+    /// Failures, dead things.
+    Red,
+    /// Secondary information.
+    Dim,
+}
+
+/// `NO_COLOR` is set to something (no-color.org).
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// Paints text when the stream is a terminal and `NO_COLOR` is unset.
+#[derive(Clone, Copy, Debug)]
+pub struct Painter {
+    on: bool,
+}
+
+impl Painter {
+    /// For standard output.
+    pub fn stdout() -> Painter {
+        Painter {
+            on: std::io::stdout().is_terminal() && !no_color(),
+        }
+    }
+
+    /// For standard error.
+    pub fn stderr() -> Painter {
+        Painter {
+            on: std::io::stderr().is_terminal() && !no_color(),
+        }
+    }
+
+    /// Never paints.
+    pub fn plain() -> Painter {
+        Painter { on: false }
+    }
+
+    /// `s` in `style`.
+    pub fn paint(&self, style: Style, s: &str) -> String {
+        if !self.on {
+            return s.to_owned();
+        }
+        let code = match style {
+            Style::Bold => "1",
+            Style::Green => "32",
+            Style::Yellow => "33",
+            Style::Red => "31",
+            Style::Dim => "2",
+        };
+        format!("\x1b[{code}m{s}\x1b[0m")
+    }
+}
+
+/// Column alignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Text.
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// A table whose columns are padded to their widest cell. Cells may carry a style, applied
+/// after padding so escape codes never count as width.
+pub struct Table {
+    headers: Vec<(String, Align)>,
+    rows: Vec<Vec<(String, Option<Style>)>>,
+}
+
+impl Table {
+    /// A table with these column headers (units belong in the header, e.g. `"rate (Hz)"`).
+    pub fn new(headers: &[(&str, Align)]) -> Table {
+        Table {
+            headers: headers.iter().map(|(h, a)| (h.to_string(), *a)).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row of plain cells.
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows
+            .push(cells.into_iter().map(|c| (c, None)).collect());
+    }
+
+    /// Adds a row whose cells may be styled.
+    pub fn styled_row(&mut self, cells: Vec<(String, Option<Style>)>) {
+        self.rows.push(cells);
+    }
+
+    /// The table as lines, headers in bold; trailing spaces trimmed.
+    pub fn render(&self, p: &Painter) -> String {
+        let n = self.headers.len();
+        let mut width: Vec<usize> = self
+            .headers
+            .iter()
+            .map(|(h, _)| h.chars().count())
+            .collect();
+        for r in &self.rows {
+            for (i, (c, _)) in r.iter().enumerate().take(n) {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        let line = |cells: Vec<(&str, Option<Style>)>| {
+            let mut s = String::new();
+            for (i, (c, style)) in cells.into_iter().enumerate().take(n) {
+                let pad = width[i].saturating_sub(c.chars().count());
+                let last = i + 1 == n;
+                let padded = match self.headers[i].1 {
+                    Align::Left if last => c.to_string(),
+                    Align::Left => format!("{c}{}", " ".repeat(pad)),
+                    Align::Right => format!("{}{c}", " ".repeat(pad)),
+                };
+                match style {
+                    Some(st) => s.push_str(&p.paint(st, &padded)),
+                    None => s.push_str(&padded),
+                }
+                if !last {
+                    s.push_str("  ");
+                }
+            }
+            s.trim_end().to_string() + "\n"
+        };
+        let mut out = line(
+            self.headers
+                .iter()
+                .map(|(h, _)| (h.as_str(), Some(Style::Bold)))
+                .collect(),
+        );
+        for r in &self.rows {
+            out.push_str(&line(r.iter().map(|(c, s)| (c.as_str(), *s)).collect()));
+        }
+        out
+    }
+}
+
+/// Seconds with `digits` decimals, e.g. `"1.500 s"`; `"-"` for `None`.
+pub fn secs(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.digits$} s"))
+}
+
+/// A rate, e.g. `"50.0 Hz"`; `"-"` for `None`.
+pub fn hz(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.1} Hz"))
+}
+
+/// A stamp in ns as seconds with 9 decimals (exact), as tf2_echo prints `sec.nanosec`.
+pub fn stamp(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
+}
+
+/// ns to seconds.
+pub fn ns_to_s(ns: i64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// Prints one JSON document on a line of its own.
+pub fn print_json<T: serde::Serialize>(v: &T) {
+    match serde_json::to_string(v) {
+        Ok(s) => println!("{s}"),
+        Err(e) => eprintln!("tf_shm: cannot encode JSON: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_align_and_right_align_numbers() {
+        let mut t = Table::new(&[
+            ("frame", Align::Left),
+            ("rate (Hz)", Align::Right),
+            ("kind", Align::Left),
+        ]);
+        t.row(vec!["base_link".into(), "50.0".into(), "dynamic".into()]);
+        t.row(vec!["a".into(), "1000.0".into(), "static".into()]);
+        let s = t.render(&Painter::plain());
+        assert_eq!(
+            s,
+            "frame      rate (Hz)  kind\nbase_link       50.0  dynamic\na             1000.0  static\n"
+        );
+    }
+
+    #[test]
+    fn stamps_are_exact() {
+        assert_eq!(stamp(1_500_000_001), "1.500000001");
+        assert_eq!(stamp(-1_500_000_000), "-1.500000000");
+        assert_eq!(stamp(0), "0.000000000");
+    }
+}

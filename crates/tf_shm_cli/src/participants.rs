@@ -1,0 +1,139 @@
+//! `tf_shm participants`: the lock file's participant table, read without joining.
+
+use serde::Serialize;
+use tf_shm::rendezvous::lockfile::process_start_time;
+use tf_shm::rendezvous::{Mode, Participant, Participants};
+
+use crate::cli::Global;
+use crate::connect;
+use crate::out::{print_json, Align, Painter, Style, Table};
+
+/// One participant as shown.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ParticipantRow {
+    /// `"owner"` or the slot number.
+    pub slot: String,
+    /// Pid as recorded (the owner's pid namespace).
+    pub pid: u32,
+    /// Name the participant gave.
+    pub name: String,
+    /// `"read-only"`, `"read-write"` or `"?"`.
+    pub mode: &'static str,
+    /// The kernel sees its lock byte held.
+    pub alive: bool,
+    /// Whether the recorded process still runs here (same pid and start time); `None` when
+    /// it cannot be told (no start time recorded).
+    pub process_running: Option<bool>,
+    /// Its record belongs to the arena of the current (or last) owner.
+    pub current_arena: bool,
+    /// First 8 hex digits of the arena instance it belongs to.
+    pub arena: String,
+}
+
+fn hex8(uuid: &[u8; 16]) -> String {
+    uuid[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn mode_name(m: Option<Mode>) -> &'static str {
+    match m {
+        Some(Mode::ReadOnly) => "read-only",
+        Some(Mode::ReadWrite) => "read-write",
+        None => "?",
+    }
+}
+
+/// Whether `pid` still runs as the process that recorded `start_time` (0: unknown).
+pub fn process_running(pid: u32, start_time: u64) -> Option<bool> {
+    let now = process_start_time(pid);
+    match (now, start_time) {
+        (None, _) => Some(false),
+        (Some(_), 0) => None,
+        (Some(t), s) => Some(t == s),
+    }
+}
+
+impl ParticipantRow {
+    fn new(p: &Participant, owner_uuid: Option<[u8; 16]>) -> ParticipantRow {
+        ParticipantRow {
+            slot: p.slot.map_or_else(|| "owner".to_owned(), |s| s.to_string()),
+            pid: p.pid,
+            name: p.name.clone(),
+            mode: mode_name(p.mode),
+            alive: p.alive,
+            process_running: process_running(p.pid, p.start_time),
+            current_arena: owner_uuid.is_none() || owner_uuid == Some(p.instance_uuid),
+            arena: hex8(&p.instance_uuid),
+        }
+    }
+}
+
+/// Every record: the owner first, then the slots.
+pub fn rows(ps: &Participants) -> Vec<ParticipantRow> {
+    let owner_uuid = ps.owner.as_ref().map(|o| o.instance_uuid);
+    ps.owner
+        .iter()
+        .chain(&ps.slots)
+        .map(|p| ParticipantRow::new(p, owner_uuid))
+        .collect()
+}
+
+/// The table as text.
+pub fn text(rows: &[ParticipantRow], p: &Painter) -> String {
+    if rows.is_empty() {
+        return "no participants recorded (no lock file: no bridge ever served here)\n".into();
+    }
+    let mut t = Table::new(&[
+        ("slot", Align::Right),
+        ("pid", Align::Right),
+        ("name", Align::Left),
+        ("mode", Align::Left),
+        ("state", Align::Left),
+        ("arena", Align::Left),
+        ("note", Align::Left),
+    ]);
+    for r in rows {
+        let (state, style) = if r.alive {
+            ("alive", Style::Green)
+        } else {
+            ("dead", Style::Red)
+        };
+        let mut notes = Vec::new();
+        if r.alive && r.process_running == Some(false) {
+            notes.push("lock held but process gone");
+        }
+        if r.alive && !r.current_arena {
+            notes.push("attached to an earlier arena");
+        }
+        t.styled_row(vec![
+            (r.slot.clone(), None),
+            (r.pid.to_string(), None),
+            (r.name.clone(), None),
+            (r.mode.to_string(), None),
+            (state.to_string(), Some(style)),
+            (r.arena.clone(), Some(Style::Dim)),
+            (notes.join("; "), Some(Style::Yellow)),
+        ]);
+    }
+    t.render(p)
+}
+
+/// `tf_shm participants`.
+pub fn run(g: &Global) -> u8 {
+    let ps = match connect::location(g).and_then(|loc| tf_shm::rendezvous::participants(&loc)) {
+        Ok(ps) => ps,
+        Err(e) => return connect::report_open_error(&e),
+    };
+    let rows = rows(&ps);
+    if g.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            participants: &'a [ParticipantRow],
+        }
+        print_json(&Out {
+            participants: &rows,
+        });
+    } else {
+        print!("{}", text(&rows, &Painter::stdout()));
+    }
+    0
+}

@@ -1,0 +1,324 @@
+//! `tf_shm tree`: the frame tree as indented text, Graphviz DOT (view_frames) or SVG.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde::Serialize;
+use tf_shm::inspect::{FrameInfo, FrameKind};
+use tf_shm::ArenaView;
+
+use crate::cli::{Global, TreeArgs};
+use crate::connect;
+use crate::out::{hz, ns_to_s, print_json, secs, Painter, Style};
+
+/// One frame as `tree` shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FrameRow {
+    /// Frame name.
+    pub name: String,
+    /// Parent of the newest sample (`null` for roots).
+    pub parent: Option<String>,
+    /// `"root"`, `"static"` or `"dynamic"`.
+    pub kind: &'static str,
+    /// Average rate over the history, Hz: (samples − 1) / span (dynamic, ≥ 2 samples).
+    pub rate_hz: Option<f64>,
+    /// Stamp of the newest sample, s (dynamic).
+    pub newest_stamp_s: Option<f64>,
+    /// Stamp of the oldest sample, s (dynamic).
+    pub oldest_stamp_s: Option<f64>,
+    /// Newest − oldest stamp, s (dynamic).
+    pub history_span_s: Option<f64>,
+    /// Samples in the history (dynamic), 1 for a static frame, 0 for a root.
+    pub samples: usize,
+    /// Samples the frame's ring holds at most now (0 without a ring).
+    pub ring_capacity: u32,
+    /// Samples accepted since the arena was created.
+    pub accepted: u64,
+    /// Publisher of the newest sample.
+    pub authority: Option<String>,
+    /// The history is shorter than the cache time (ring pool exhausted).
+    pub history_short: bool,
+}
+
+/// The kind as printed.
+pub fn kind_name(k: FrameKind) -> &'static str {
+    match k {
+        FrameKind::Root => "root",
+        FrameKind::Static => "static",
+        FrameKind::Dynamic => "dynamic",
+    }
+}
+
+impl FrameRow {
+    /// The row of one frame.
+    pub fn new(f: &FrameInfo) -> FrameRow {
+        let h = f.history;
+        let span_ns = h.map(|h| h.newest - h.oldest);
+        let rate_hz = match (h, span_ns) {
+            (Some(h), Some(s)) if h.len >= 2 && s > 0 => Some((h.len - 1) as f64 / ns_to_s(s)),
+            _ => None,
+        };
+        FrameRow {
+            name: f.name.clone(),
+            parent: f.parent.clone(),
+            kind: kind_name(f.kind),
+            rate_hz,
+            newest_stamp_s: h.map(|h| ns_to_s(h.newest)),
+            oldest_stamp_s: h.map(|h| ns_to_s(h.oldest)),
+            history_span_s: span_ns.map(ns_to_s),
+            samples: match f.kind {
+                FrameKind::Root => 0,
+                FrameKind::Static => 1,
+                FrameKind::Dynamic => h.map_or(0, |h| h.len),
+            },
+            ring_capacity: f.ring_capacity,
+            accepted: f.accepted,
+            authority: f.authority.clone(),
+            history_short: f.history_short,
+        }
+    }
+}
+
+/// Every frame of the arena, by id.
+pub fn rows(view: &ArenaView) -> Result<Vec<FrameRow>, tf_shm::ArenaError> {
+    Ok(view.frames()?.iter().map(FrameRow::new).collect())
+}
+
+/// Frames in tree order, each with its depth and whether it is the last of its siblings;
+/// children sorted by name. Frames in a parent loop (not reachable from any root) come last,
+/// as roots.
+fn ordered(rows: &[FrameRow]) -> Vec<(usize, Vec<bool>)> {
+    let index: BTreeMap<&str, usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.name.as_str(), i))
+        .collect();
+    let mut children: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut roots = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        match r.parent.as_deref().filter(|p| index.contains_key(p)) {
+            Some(p) => children.entry(p).or_default().push(i),
+            None => roots.push(i),
+        }
+    }
+    for c in children.values_mut() {
+        c.sort_by(|&a, &b| rows[a].name.cmp(&rows[b].name));
+    }
+    roots.sort_by(|&a, &b| rows[a].name.cmp(&rows[b].name));
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    fn visit(
+        i: usize,
+        last: Vec<bool>,
+        rows: &[FrameRow],
+        children: &BTreeMap<&str, Vec<usize>>,
+        seen: &mut HashSet<usize>,
+        out: &mut Vec<(usize, Vec<bool>)>,
+    ) {
+        if !seen.insert(i) {
+            return;
+        }
+        out.push((i, last.clone()));
+        if let Some(c) = children.get(rows[i].name.as_str()) {
+            for (k, &j) in c.iter().enumerate() {
+                let mut l = last.clone();
+                l.push(k + 1 == c.len());
+                visit(j, l, rows, children, seen, out);
+            }
+        }
+    }
+    for &r in &roots {
+        visit(r, Vec::new(), rows, &children, &mut seen, &mut out);
+    }
+    let mut rest: Vec<usize> = (0..rows.len()).filter(|i| !seen.contains(i)).collect();
+    rest.sort_by(|&a, &b| rows[a].name.cmp(&rows[b].name));
+    for r in rest {
+        visit(r, Vec::new(), rows, &children, &mut seen, &mut out);
+    }
+    out
+}
+
+/// The indented text tree with aligned columns.
+pub fn text(rows: &[FrameRow], p: &Painter) -> String {
+    use crate::out::{Align, Table};
+    let mut t = Table::new(&[
+        ("frame", Align::Left),
+        ("kind", Align::Left),
+        ("rate", Align::Right),
+        ("newest stamp", Align::Right),
+        ("history", Align::Right),
+        ("samples", Align::Right),
+        ("authority", Align::Left),
+    ]);
+    for (i, last) in ordered(rows) {
+        let r = &rows[i];
+        let mut prefix = String::new();
+        for (d, &l) in last.iter().enumerate() {
+            prefix += match (d + 1 == last.len(), l) {
+                (true, true) => "└── ",
+                (true, false) => "├── ",
+                (false, true) => "    ",
+                (false, false) => "│   ",
+            };
+        }
+        let kind_style = match r.kind {
+            "static" => Some(Style::Dim),
+            _ if r.history_short => Some(Style::Yellow),
+            _ => None,
+        };
+        let dynamic = r.kind == "dynamic";
+        t.styled_row(vec![
+            (format!("{prefix}{}", r.name), None),
+            (
+                if r.history_short {
+                    format!("{} (history short)", r.kind)
+                } else {
+                    r.kind.to_string()
+                },
+                kind_style,
+            ),
+            (
+                if dynamic {
+                    hz(r.rate_hz)
+                } else {
+                    String::new()
+                },
+                None,
+            ),
+            (
+                if dynamic {
+                    secs(r.newest_stamp_s, 6)
+                } else {
+                    String::new()
+                },
+                None,
+            ),
+            (
+                if dynamic {
+                    secs(r.history_span_s, 3)
+                } else {
+                    String::new()
+                },
+                None,
+            ),
+            (
+                if r.kind == "root" {
+                    String::new()
+                } else {
+                    r.samples.to_string()
+                },
+                None,
+            ),
+            (r.authority.clone().unwrap_or_default(), Some(Style::Dim)),
+        ]);
+    }
+    if rows.is_empty() {
+        return "no frames in the arena yet\n".into();
+    }
+    t.render(p)
+}
+
+fn dot_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Graphviz DOT of the tree, with view_frames' edge labels (units written).
+pub fn dot(rows: &[FrameRow]) -> String {
+    let mut s = String::from("digraph G {\n  rankdir=TB;\n  node [shape=ellipse];\n");
+    for (i, _) in ordered(rows) {
+        let r = &rows[i];
+        s += &format!("  \"{}\";\n", dot_escape(&r.name));
+        let Some(parent) = &r.parent else { continue };
+        let mut label = format!(
+            "Broadcaster: {}\\n",
+            dot_escape(r.authority.as_deref().unwrap_or("unknown"))
+        );
+        if r.kind == "static" {
+            label += "static\\n";
+        } else {
+            label += &format!("Average rate: {}\\n", hz(r.rate_hz));
+            label += &format!("Buffer length: {}\\n", secs(r.history_span_s, 3));
+            label += &format!("Most recent transform: {}\\n", secs(r.newest_stamp_s, 6));
+            label += &format!("Oldest transform: {}\\n", secs(r.oldest_stamp_s, 6));
+        }
+        s += &format!(
+            "  \"{}\" -> \"{}\" [label=\"{label}\"];\n",
+            dot_escape(parent),
+            dot_escape(&r.name)
+        );
+    }
+    s += "}\n";
+    s
+}
+
+/// Renders `dot_text` to `path` with Graphviz; the error says what to do.
+pub fn render_svg(dot_text: &str, path: &std::path::Path) -> Result<(), String> {
+    let mut child = Command::new("dot")
+        .arg("-Tsvg")
+        .arg("-o")
+        .arg(path)
+        .stdin(Stdio::piped())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                "Graphviz `dot` is not installed (apt install graphviz); use --dot and render the \
+                 text elsewhere"
+                    .to_string()
+            }
+            _ => format!("cannot run Graphviz `dot`: {e}"),
+        })?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(dot_text.as_bytes())
+        .map_err(|e| format!("cannot feed Graphviz `dot`: {e}"))?;
+    let status = child
+        .wait()
+        .map_err(|e| format!("Graphviz `dot` failed: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "Graphviz `dot` failed ({status}) writing {}",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `tf_shm tree`.
+pub fn run(g: &Global, a: &TreeArgs) -> u8 {
+    let buffer = match connect::open(g) {
+        Ok(b) => b,
+        Err(e) => return connect::report_open_error(&e),
+    };
+    let rows = match rows(&buffer.view()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("tf_shm: {e}");
+            return crate::EXIT_NO_ARENA;
+        }
+    };
+    if let Some(path) = &a.svg {
+        if let Err(e) = render_svg(&dot(&rows), path) {
+            eprintln!("tf_shm: {e}");
+            return crate::EXIT_NO_ARENA;
+        }
+        if !g.json {
+            println!("wrote {}", path.display());
+            return 0;
+        }
+    }
+    if a.dot {
+        print!("{}", dot(&rows));
+    } else if g.json {
+        #[derive(Serialize)]
+        struct Tree<'a> {
+            frames: &'a [FrameRow],
+        }
+        print_json(&Tree { frames: &rows });
+    } else {
+        print!("{}", text(&rows, &Painter::stdout()));
+    }
+    0
+}

@@ -1,0 +1,255 @@
+//! `tf_shm tree`, `participants` and `monitor` against an in-process arena.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::*;
+use tf_shm::time::unix_now_ns;
+
+#[test]
+fn tree_text_is_indented_with_aligned_columns() {
+    let dir = TestDir::new("tr");
+    let mut owner = dir.owner(small_config());
+    known_tree(&mut owner);
+    set(
+        &mut owner,
+        "base_link",
+        "camera",
+        0,
+        [0.0; 3],
+        [0.0, 0.0, 0.0, 1.0],
+        true,
+    );
+    let out = dir.run(&["tree"]).expect(0).stdout();
+    eprintln!("{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    assert!(
+        lines[0].starts_with("frame") && lines[0].contains("rate") && lines[0].contains("history")
+    );
+    // Every column starts at the same character offset on every line.
+    let col = |l: &str, word: &str| l.find(word).map(|b| l[..b].chars().count());
+    let kind_col = col(lines[0], "kind").unwrap();
+    let names: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| {
+            l.chars()
+                .take(kind_col)
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "map",
+            "└── odom",
+            "    └── base_link",
+            "        ├── camera",
+            "        └── laser"
+        ]
+    );
+    assert_eq!(col(lines[1], "root"), Some(kind_col));
+    assert_eq!(col(lines[2], "dynamic"), Some(kind_col));
+    assert_eq!(col(lines[4], "static"), Some(kind_col));
+    let odom = lines[2];
+    assert!(
+        odom.contains("10.0 Hz") && odom.contains("1.900000 s") && odom.contains("0.900 s"),
+        "{odom}"
+    );
+    assert!(
+        odom.contains(" 10  ") && odom.ends_with("test_pub"),
+        "{odom}"
+    );
+    assert!(!out.contains('\x1b'), "no colour when not on a terminal");
+}
+
+#[test]
+fn tree_json_lists_every_frame_with_numbers() {
+    let dir = TestDir::new("trj");
+    let mut owner = dir.owner(small_config());
+    known_tree(&mut owner);
+    let j = dir.run(&["--json", "tree"]).expect(0).json();
+    let frames = j["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 4);
+    let get = |n: &str| frames.iter().find(|f| f["name"] == n).unwrap().clone();
+    let odom = get("odom");
+    assert_eq!(odom["parent"], "map");
+    assert_eq!(odom["kind"], "dynamic");
+    assert_eq!(odom["samples"], 10);
+    assert!(close(odom["rate_hz"].as_f64().unwrap(), 10.0, 1e-9));
+    assert!(close(odom["history_span_s"].as_f64().unwrap(), 0.9, 1e-9));
+    assert!(close(odom["newest_stamp_s"].as_f64().unwrap(), 1.9, 1e-9));
+    assert_eq!(get("laser")["kind"], "static");
+    assert_eq!(get("laser")["parent"], "base_link");
+    assert_eq!(get("map")["kind"], "root");
+    assert!(get("map")["parent"].is_null());
+}
+
+#[test]
+fn tree_dot_and_svg() {
+    let dir = TestDir::new("trd");
+    let mut owner = dir.owner(small_config());
+    known_tree(&mut owner);
+    let dot = dir.run(&["tree", "--dot"]).expect(0).stdout();
+    assert!(dot.starts_with("digraph G {"), "{dot}");
+    assert!(dot.contains("\"map\" -> \"odom\" [label=\"Broadcaster: test_pub\\nAverage rate: 10.0 Hz\\nBuffer length: 0.900 s\\n"), "{dot}");
+    assert!(
+        dot.contains("\"base_link\" -> \"laser\" [label=\"Broadcaster: test_pub\\nstatic\\n\"];"),
+        "{dot}"
+    );
+    assert!(dot.trim_end().ends_with('}'));
+    let svg = dir.path().join("frames.svg");
+    let r = dir.run(&["tree", "--svg", svg.to_str().unwrap()]);
+    let has_dot = std::process::Command::new("dot").arg("-V").output().is_ok();
+    if has_dot {
+        r.expect(0);
+        let s = std::fs::read_to_string(&svg).unwrap();
+        assert!(s.contains("<svg") && s.contains("base_link"));
+    } else {
+        let r = r.expect(3);
+        assert!(
+            r.stderr().contains("Graphviz `dot` is not installed"),
+            "{}",
+            r.stderr()
+        );
+    }
+}
+
+#[test]
+fn participants_from_the_lock_file_with_and_without_an_owner() {
+    let dir = TestDir::new("pa");
+    let owner = dir.owner(small_config());
+    let consumer = tf_shm::Open::new()
+        .runtime_dir(dir.path())
+        .participant_name("rviz_like")
+        .open()
+        .unwrap();
+    let me = std::process::id().to_string();
+    let out = dir.run(&["participants"]).expect(0).stdout();
+    eprintln!("{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].contains("slot") && lines[0].contains("pid") && lines[0].contains("state"),
+        "{out}"
+    );
+    assert!(
+        lines[1].trim_start().starts_with("owner")
+            && lines[1].contains(&me)
+            && lines[1].contains("test_bridge")
+    );
+    assert!(
+        lines[1].contains("read-write") && lines[1].contains("alive"),
+        "{out}"
+    );
+    let consumer_line = lines
+        .iter()
+        .find(|l| l.contains("rviz_like"))
+        .expect("consumer listed");
+    assert!(
+        consumer_line.contains("read-only") && consumer_line.contains("alive"),
+        "{out}"
+    );
+    let j = dir.run(&["--json", "participants"]).expect(0).json();
+    let ps = j["participants"].as_array().unwrap();
+    assert_eq!(ps[0]["slot"], "owner");
+    assert_eq!(ps[0]["pid"], std::process::id());
+    assert!(ps
+        .iter()
+        .any(|p| p["name"] == "rviz_like" && p["alive"] == true && p["mode"] == "read-only"));
+    // The owner gone: the lock file still tells who was there, now dead.
+    drop(consumer);
+    drop(owner);
+    let j = dir.run(&["--json", "participants"]).expect(0).json();
+    let ps = j["participants"].as_array().unwrap();
+    assert_eq!(ps[0]["alive"], false);
+    assert!(ps
+        .iter()
+        .any(|p| p["name"] == "rviz_like" && p["alive"] == false));
+    assert!(dir
+        .run(&["participants"])
+        .expect(0)
+        .stdout()
+        .contains("dead"));
+}
+
+#[test]
+fn monitor_measures_rate_delay_and_chain() {
+    let dir = TestDir::new("mo");
+    let mut owner = dir.owner(small_config());
+    set(
+        &mut owner,
+        "map",
+        "odom",
+        0,
+        [0.0; 3],
+        [0.0, 0.0, 0.0, 1.0],
+        true,
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    // 50 Hz with wall-clock stamps, each 5 ms old when written.
+    let writer = std::thread::spawn(move || {
+        while !s.load(Ordering::Relaxed) {
+            set(
+                &mut owner,
+                "odom",
+                "base_link",
+                unix_now_ns() - 5_000_000,
+                [1.0, 0.0, 0.0],
+                [0.0, 0.0, 0.0, 1.0],
+                false,
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        owner
+    });
+    let r = dir
+        .run(&["--json", "monitor", "--rate", "2", "--count", "2"])
+        .expect(0);
+    let last: serde_json::Value = serde_json::from_str(r.stdout().lines().last().unwrap()).unwrap();
+    assert_eq!(r.stdout().lines().count(), 2);
+    let f = &last["frames"][0];
+    assert_eq!(f["frame"], "base_link");
+    assert_eq!(f["parent"], "odom");
+    let rate = f["rate_hz"].as_f64().unwrap();
+    assert!((15.0..=55.0).contains(&rate), "rate {rate} Hz");
+    let avg = f["delay_avg_s"].as_f64().unwrap();
+    let max = f["delay_max_s"].as_f64().unwrap();
+    assert!(
+        avg >= 0.005 && avg <= max && max < 2.0,
+        "delay avg {avg} max {max}"
+    );
+    assert!(f["max_gap_s"].as_f64().unwrap() < 2.0);
+    let r = dir
+        .run(&[
+            "--json",
+            "monitor",
+            "map",
+            "base_link",
+            "--rate",
+            "4",
+            "--count",
+            "1",
+        ])
+        .expect(0);
+    let j = r.json();
+    assert_eq!(j["chain"], serde_json::json!(["base_link", "odom", "map"]));
+    let d = j["chain_delay_s"].as_f64().unwrap();
+    assert!((0.0..2.0).contains(&d), "net delay {d}");
+    let text = dir
+        .run(&["monitor", "map", "base_link", "--rate", "4", "--count", "1"])
+        .expect(0)
+        .stdout();
+    eprintln!("{text}");
+    assert!(
+        text.contains("Chain is: base_link -> odom -> map"),
+        "{text}"
+    );
+    assert!(text.contains(" Hz") && text.contains(" s"), "{text}");
+    stop.store(true, Ordering::Relaxed);
+    drop(writer.join().unwrap());
+}
