@@ -1,15 +1,54 @@
 //! tf_shm: ROS 2 transforms (tf2) in a shared-memory arena, with tf2-exact lookups.
 //!
-//! (Crate docs with a runnable example land with the arena.)
+//! A process that wants transforms opens the arena of its ROS domain, which `tf_shm_bridge`
+//! fills from `/tf` and `/tf_static`, and asks tf2's questions without syscalls or DDS:
+//!
+//! ```
+//! # let dir = std::env::temp_dir().join(format!("tf_shm_lib_doc_{}", std::process::id()));
+//! # std::env::set_var("TF_SHM_RUNTIME_DIR", &dir);
+//! # let small = tf_shm::ArenaConfig { memory_budget_bytes: 4 << 20, ..Default::default() };
+//! # let mut bridge = tf_shm::Open::new().mode(tf_shm::Mode::ReadWrite).create(small).open_owner()?;
+//! # bridge.writer().set_transform(&tf_shm::validate::TransformInput {
+//! #     frame_id: "map", child_frame_id: "base_link", stamp: 1_000_000_000,
+//! #     translation: [1.0, 2.0, 0.0], rotation: [0.0, 0.0, 0.0, 1.0] }, "doc", true)?;
+//! let buffer = tf_shm::open()?; // finds the bridge of $ROS_DOMAIN_ID, maps its arena read-only
+//! let t = buffer.lookup_transform("map", "base_link", 0)?;
+//! assert_eq!(t.transform.translation, [1.0, 2.0, 0.0]);
+//! # drop(buffer); drop(bridge); std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The buffer survives bridge restarts by itself; see [`rendezvous`] for how it finds and
+//! follows the arena.
 
+pub mod arena;
+pub mod buffer;
 pub mod error;
 pub mod history;
+pub mod inspect;
 pub mod math;
+pub mod rendezvous;
+pub(crate) mod ring;
 pub mod sample;
 pub mod store;
+pub(crate) mod sync;
 pub mod time;
 pub mod validate;
+pub mod view;
 pub mod walk;
+pub mod writer;
 
+pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, SharedArena};
+pub use buffer::Buffer;
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
+pub use rendezvous::{Mode, Open, OpenError, Owner};
 pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
+pub use view::{ArenaView, FramePair};
+pub use writer::{ArenaWriter, CapacityError, SetTransformError, WriteStatus};
+
+/// Opens the arena of this process's ROS domain, read-only: `Open::new().open()`.
+///
+/// Errors: [`OpenError`], e.g. [`OpenError::NotServing`] when no bridge serves the domain.
+pub fn open() -> Result<Buffer, OpenError> {
+    Open::new().open()
+}

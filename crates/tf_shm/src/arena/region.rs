@@ -10,8 +10,22 @@ use crate::sync::{AtomicI64, AtomicU32, AtomicU64};
 enum Backing {
     /// A mapping of the memfd (read-write for the writer, read-only for consumers).
     Mapped(#[allow(dead_code)] memmap2::MmapRaw),
-    /// Process-local memory (tests, in-process buffers).
-    Heap(#[allow(dead_code)] Box<[AtomicU64]>),
+    /// Process-local zeroed memory (tests, in-process buffers).
+    Heap(#[allow(dead_code)] HeapBlock),
+}
+
+/// Zeroed, `ALIGN`-aligned heap memory. `alloc_zeroed` gets untouched pages from the kernel
+/// lazily, so a large in-memory arena costs only what is used, and is made in microseconds.
+struct HeapBlock {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Drop for HeapBlock {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` and is freed only here.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
 }
 
 /// A contiguous, 64-byte-aligned block of arena memory, possibly shared with other processes.
@@ -30,18 +44,20 @@ unsafe impl Send for Region {}
 unsafe impl Sync for Region {}
 
 impl Region {
-    /// Zeroed heap memory of `len` bytes (a multiple of 8).
+    /// Zeroed heap memory of `len` bytes.
     pub(crate) fn heap(len: usize) -> Arc<Region> {
-        // One extra cache line so the base can be aligned to ALIGN.
-        let words = len.div_ceil(8) + ALIGN / 8;
-        let mem: Box<[AtomicU64]> = (0..words).map(|_| AtomicU64::new(0)).collect();
-        let raw = mem.as_ptr() as *const u8;
-        let base = raw.wrapping_add(raw.align_offset(ALIGN));
+        let layout = std::alloc::Layout::from_size_align(len.max(ALIGN), ALIGN)
+            .expect("arena size fits a Layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
         Arc::new(Region {
-            base,
+            base: ptr,
             len,
             writable: true,
-            _backing: Backing::Heap(mem),
+            _backing: Backing::Heap(HeapBlock { ptr, layout }),
         })
     }
 

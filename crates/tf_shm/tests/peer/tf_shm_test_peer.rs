@@ -1,0 +1,181 @@
+//! Helper process for the rendezvous integration tests: an owner, a consumer, or a peer that
+//! probes the mapping. Commands and replies are single lines on stdin/stdout; stdin's EOF
+//! (the test process died or is done) ends every mode that waits.
+//!
+//! Usage: `tf_shm_test_peer <owner VALUE | consumer | hold | write-probe | join | raw-hello> <runtime dir>`
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use tf_shm::rendezvous::{Mode, Open};
+use tf_shm::validate::TransformInput;
+use tf_shm::{ArenaConfig, Buffer};
+
+fn mono_ns() -> i64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec * 1_000_000_000 + t.tv_nsec
+}
+
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn wait_for_eof(mut on_line: impl FnMut(&str)) {
+    for line in std::io::stdin().lock().lines() {
+        match line {
+            Ok(l) if l == "quit" => return,
+            Ok(l) => on_line(&l),
+            Err(_) => return,
+        }
+    }
+}
+
+fn x_of(b: &Buffer) -> String {
+    match b.lookup_transform("map", "base", 0) {
+        Ok(t) => t.transform.translation[0].to_string(),
+        Err(e) => format!("ERR:{}", e.class_name()),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (cmd, dir) = (args[1].as_str(), args[args.len() - 1].clone());
+    let open = Open::new().runtime_dir(&dir).participant_name(cmd);
+    match cmd {
+        "owner" => {
+            let value: f64 = args[2].parse().expect("value");
+            let config = ArenaConfig {
+                memory_budget_bytes: 4 << 20,
+                max_frames: 64,
+                ..ArenaConfig::default()
+            };
+            let mut owner = match open
+                .mode(Mode::ReadWrite)
+                .create(config)
+                .require_create(true)
+                .open_owner()
+            {
+                Ok(o) => o,
+                Err(e) => {
+                    say(&format!("ERR {e}"));
+                    std::process::exit(2);
+                }
+            };
+            // Serving starts inside open_owner; the arena is empty until the write below.
+            let serving_at = mono_ns();
+            let input = TransformInput {
+                frame_id: "map",
+                child_frame_id: "base",
+                stamp: 1_000_000_000,
+                translation: [value, 0.0, 0.0],
+                rotation: [0.0, 0.0, 0.0, 1.0],
+            };
+            owner
+                .writer()
+                .set_transform(&input, "peer", true)
+                .expect("write");
+            say(&format!("READY {} {serving_at}", std::process::id()));
+            wait_for_eof(|_| {});
+        }
+        "consumer" | "hold" => {
+            let t0 = mono_ns();
+            let buffer = match open.await_open(Duration::from_secs(10)) {
+                Ok(b) => b,
+                Err(e) => {
+                    say(&format!("ERR {e}"));
+                    std::process::exit(2);
+                }
+            };
+            say(&format!(
+                "JOINED {} {} {}",
+                buffer.slot(),
+                x_of(&buffer),
+                mono_ns() - t0
+            ));
+            if cmd == "hold" {
+                wait_for_eof(|_| {});
+                return;
+            }
+            let buffer = std::sync::Arc::new(buffer);
+            let b = buffer.clone();
+            std::thread::spawn(move || {
+                let mut seen = b.generation();
+                loop {
+                    let g = b.generation();
+                    if g != seen {
+                        seen = g;
+                        // A new owner may serve before it has written anything: report when
+                        // the new arena answers.
+                        let deadline = mono_ns() + 2_000_000_000;
+                        while x_of(&b).starts_with("ERR") && mono_ns() < deadline {
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                        say(&format!("GEN {g} {} {}", x_of(&b), mono_ns()));
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            });
+            wait_for_eof(|_| {
+                say(&format!(
+                    "X {} {} {}",
+                    x_of(&buffer),
+                    buffer.generation(),
+                    buffer.owner_alive()
+                ))
+            });
+        }
+        "write-probe" => {
+            let buffer = open.open().expect("join");
+            let maps = std::fs::read_to_string("/proc/self/maps").expect("maps");
+            let line = maps
+                .lines()
+                .find(|l| l.contains("memfd:tf_shm"))
+                .expect("arena mapping");
+            let start =
+                usize::from_str_radix(line.split('-').next().expect("range"), 16).expect("hex");
+            say(&format!("WRITING {line}"));
+            // SAFETY: deliberately writes through the arena's read-only mapping: the test
+            // expects this process to die of SIGSEGV right here.
+            unsafe { std::ptr::write_volatile(start as *mut u8, 0xff) };
+            say("SURVIVED");
+            drop(buffer);
+        }
+        "raw-hello" => {
+            use tf_shm::arena::layout::{layout_hash, FORMAT_VERSION};
+            use tf_shm::rendezvous::wire::{Request, Response, RESPONSE_LEN};
+            let sock = std::path::Path::new(&dir).join("0/default.sock");
+            let fd = rustix::net::socket(
+                rustix::net::AddressFamily::UNIX,
+                rustix::net::SocketType::SEQPACKET,
+                None,
+            )
+            .expect("socket");
+            rustix::net::connect(&fd, &rustix::net::SocketAddrUnix::new(&sock).expect("addr"))
+                .expect("connect");
+            let hello = Request::new(
+                FORMAT_VERSION,
+                layout_hash(),
+                Mode::ReadOnly,
+                std::process::id(),
+                tf_shm::arena::boot_id(),
+                "raw",
+            );
+            // The owner may refuse (and hang up) before reading the hello; its answer is queued.
+            let _ = rustix::net::send(&fd, &hello.encode(), rustix::net::SendFlags::NOSIGNAL);
+            let mut buf = [0u8; RESPONSE_LEN];
+            let (n, _) = rustix::net::recv(&fd, &mut buf[..], rustix::net::RecvFlags::empty())
+                .expect("recv");
+            match Response::parse(&buf[..n]) {
+                Ok(r) => say(&format!("STATUS {:?}", r.status)),
+                Err(e) => say(&format!("BAD {e}")),
+            }
+        }
+        "join" => match open.open() {
+            Ok(_) => say("OK"),
+            Err(e) => say(&format!("ERR {e}")),
+        },
+        other => panic!("unknown command {other}"),
+    }
+}
