@@ -1,5 +1,241 @@
-//! tf_shm_bridge: placeholder until the r2r node lands.
-fn main() {
-    eprintln!("tf_shm_bridge: not built yet");
-    std::process::exit(2);
+//! tf_shm_bridge: subscribes to /tf and /tf_static once (tf2_ros's QoS), writes every
+//! transform into the shared arena through tf2's rules, and serves the arena to local
+//! processes as rendezvous owner. r2r glue only: the behaviour lives in `tf_shm`.
+
+mod clock;
+mod ingest;
+mod params;
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use futures::StreamExt;
+use r2r::tf2_msgs::msg::TFMessage;
+use r2r::{ParameterValue, QosProfile};
+use tf_shm::store::FrameStore;
+use tf_shm::validate::TransformInput;
+use tf_shm::{Mode, Open, Owner};
+
+use clock::{Jump, JumpDetector};
+use ingest::Ingest;
+use params::{Cli, Param, Settings};
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let cli = Cli::parse_from(params::split_args(&argv));
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tf_shm_bridge: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // Logging may not be set up yet when settings are refused.
+            eprintln!("tf_shm_bridge: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(filter: &str) -> Result<(), String> {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .map_err(|e| format!("log_level \"{filter}\": {e}"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .init();
+    Ok(())
+}
+
+/// ROS parameters given at start (`--ros-args -p`, `--params-file`).
+fn ros_params(node: &r2r::Node) -> HashMap<String, Param> {
+    let params = node.params.lock().unwrap_or_else(|p| p.into_inner());
+    params
+        .iter()
+        .filter_map(|(k, p)| {
+            let v = match &p.value {
+                ParameterValue::Bool(b) => Param::Bool(*b),
+                ParameterValue::Integer(i) => Param::Int(*i),
+                ParameterValue::Double(d) => Param::Double(*d),
+                ParameterValue::String(s) => Param::Str(s.clone()),
+                _ => return None,
+            };
+            Some((k.clone(), v))
+        })
+        .collect()
+}
+
+fn open_arena(s: &Settings) -> Result<Owner, String> {
+    let mut open = Open::new()
+        .mode(Mode::ReadWrite)
+        .create(s.arena.clone())
+        .require_create(true)
+        .participant_name("tf_shm_bridge")
+        .on_event(|e| tracing::warn!("rendezvous: {e}"));
+    if let Some(name) = &s.arena_name {
+        open = open.name(name);
+    }
+    if let Some(domain) = s.domain {
+        open = open.domain(domain);
+    }
+    if let Some(gid) = s.allowed_group {
+        open = open.allow_group(gid);
+    }
+    open.open_owner().map_err(|e| e.to_string())
+}
+
+fn stamp_ns(t: &r2r::builtin_interfaces::msg::Time) -> i64 {
+    i64::from(t.sec) * 1_000_000_000 + i64::from(t.nanosec)
+}
+
+/// Writes one message's transforms; logs frames seen for the first time.
+fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_static: bool) {
+    let before = owner.view().frame_count();
+    for t in &msg.transforms {
+        let (p, q) = (&t.transform.translation, &t.transform.rotation);
+        let input = TransformInput {
+            frame_id: &t.header.frame_id,
+            child_frame_id: &t.child_frame_id,
+            stamp: stamp_ns(&t.header.stamp),
+            translation: [p.x, p.y, p.z],
+            rotation: [q.x, q.y, q.z, q.w],
+        };
+        ingest.apply(owner.writer(), &input, is_static);
+    }
+    let view = owner.view();
+    for id in before..view.frame_count() {
+        if let Ok(Some(name)) = view.frame_name(id) {
+            tracing::debug!(frame = %name, id, "new frame");
+        }
+    }
+}
+
+fn ros_now(clock: &std::sync::Mutex<r2r::Clock>) -> Option<i64> {
+    let mut c = clock.lock().ok()?;
+    c.get_now().ok().map(|d| d.as_nanos() as i64)
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    let ctx = r2r::Context::create().map_err(|e| format!("cannot initialise ROS: {e}"))?;
+    let mut node = r2r::Node::create(ctx, "tf_shm_bridge", "")
+        .map_err(|e| format!("cannot create node tf_shm_bridge: {e}"))?;
+    let ros = ros_params(&node);
+    let settings = params::resolve(&cli, &ros)?;
+    init_logging(&settings.log_level)?;
+    let use_sim_time = matches!(ros.get("use_sim_time"), Some(Param::Bool(true)));
+
+    let mut owner = open_arena(&settings)?;
+    let stats = owner.view().stats();
+    tracing::info!(
+        "serving arena {} ({} MiB, {} frames max, cache time {} s, pool {} MiB) on {}",
+        owner.location().name,
+        stats.arena_size >> 20,
+        stats.max_frames,
+        stats.cache_time_ns as f64 / 1e9,
+        stats.pool_size >> 20,
+        owner.location().sock_path.display(),
+    );
+    tracing::info!(
+        "domain {}; subscribing {} (keep-last {}, reliable, volatile) and {} (keep-last {}, \
+         reliable, transient-local){}",
+        owner.location().domain,
+        settings.tf_topic,
+        settings.tf_depth,
+        settings.tf_static_topic,
+        settings.tf_static_depth,
+        if use_sim_time { "; use_sim_time" } else { "" }
+    );
+
+    let (param_service, _param_events) = node
+        .make_parameter_handler()
+        .map_err(|e| format!("cannot create parameter services: {e}"))?;
+    tokio::spawn(param_service);
+    let tf_qos = QosProfile::default()
+        .keep_last(settings.tf_depth as usize)
+        .reliable()
+        .volatile();
+    let static_qos = QosProfile::default()
+        .keep_last(settings.tf_static_depth as usize)
+        .reliable()
+        .transient_local();
+    let mut tf = node
+        .subscribe::<TFMessage>(&settings.tf_topic, tf_qos)
+        .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_topic))?;
+    let mut tf_static = node
+        .subscribe::<TFMessage>(&settings.tf_static_topic, static_qos)
+        .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_static_topic))?;
+    let clock = node.get_ros_clock();
+
+    let spinning = Arc::new(AtomicBool::new(true));
+    let spin = {
+        let spinning = spinning.clone();
+        std::thread::spawn(move || {
+            while spinning.load(Ordering::Relaxed) {
+                node.spin_once(Duration::from_millis(50));
+            }
+        })
+    };
+
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut jumps = JumpDetector::default();
+    let mut ingest = Ingest::default();
+    let mut summary_at = std::time::Instant::now();
+    loop {
+        let mut check_clock = false;
+        tokio::select! {
+            Some(msg) = tf.next() => {
+                ingest_message(&mut owner, &mut ingest, &msg, false);
+                check_clock = true;
+            }
+            Some(msg) = tf_static.next() => ingest_message(&mut owner, &mut ingest, &msg, true),
+            _ = tick.tick() => check_clock = true,
+            _ = tokio::signal::ctrl_c() => break,
+            _ = sigterm.recv() => break,
+        }
+        if check_clock {
+            if let Some(now) = ros_now(&clock) {
+                match jumps.observe(now, use_sim_time) {
+                    Some(Jump::Backward(_)) => {
+                        tracing::warn!("Detected jump back in time. Clearing TF buffer.");
+                        owner.writer().clear();
+                    }
+                    Some(Jump::SourceChanged) => {
+                        tracing::warn!("Detected time source change. Clearing TF buffer.");
+                        owner.writer().clear();
+                    }
+                    None => {}
+                }
+            }
+        }
+        if summary_at.elapsed() >= Duration::from_secs(60) {
+            summary_at = std::time::Instant::now();
+            let c = ingest.counts;
+            tracing::info!(
+                "{} frames; {} samples stored, {} duplicates, {} refused, {} with history cut",
+                owner.view().frame_count().saturating_sub(1),
+                c.stored,
+                c.duplicates,
+                c.refused,
+                c.history_cut
+            );
+        }
+    }
+    // Stop serving first, then release ownership and unlink (Owner's drop order).
+    drop(owner);
+    spinning.store(false, Ordering::Relaxed);
+    let _ = spin.join();
+    tracing::info!("stopped");
+    Ok(())
 }
