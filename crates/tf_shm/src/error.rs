@@ -108,7 +108,7 @@ impl fmt::Display for ArenaError {
             ),
             ArenaError::Contended { frame } => write!(
                 f,
-                "tf_shm arena: frame id {frame} kept changing during every read attempt \
+                "tf_shm arena: frame id {frame} kept changing during every read attempt for 200 ms \
                  (writer stuck mid-update?); check that tf_shm_bridge is healthy"
             ),
         }

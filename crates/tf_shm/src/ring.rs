@@ -12,14 +12,14 @@
 //!   `head` (Release).
 //! * **Reordering insert** (a sample older than the newest, which tf2 accepts) shifts newer
 //!   samples up by one slot; `epoch` is odd around it, like a ring-wide seqlock.
-//! * **Reader** — loads `epoch`, `generation`, then `head`, `tail`, `head` again (equal, so the
-//!   pair is one state the writer really had), searches the dense stamp index, reads the slots
-//!   it needs, then (Acquire fence) re-checks: no slot torn, `epoch` and `generation`
-//!   unchanged, and `claim` not past the oldest logical index it touched plus the capacity (no
-//!   slot it read was reused: lap detection). Otherwise it retries, a bounded number of times.
-//!   Pruning alone (tail moving) does not invalidate a read: pruned slots stay intact until
-//!   reused, and the answer is the one tf2 gave at the snapshot's instant. So a writer at full
-//!   speed cannot starve readers.
+//! * **Reader** — loads `epoch`, `generation`, `head`, then `tail`, searches the dense stamp
+//!   index, reads the slots it needs, then (Acquire fence) re-checks: no slot torn, `epoch` and
+//!   `generation` unchanged, and `claim` not past the oldest logical index it touched plus the
+//!   capacity (no slot it read was reused: lap detection). Otherwise it retries, a bounded
+//!   number of times. The snapshot is the history as of the `head` load, less what was pruned
+//!   by the `tail` load (pruning never removes the newest sample, so an empty snapshot is
+//!   re-checked against `head`). Appends and pruning never invalidate a read — pruned slots
+//!   stay intact until reused — so a writer at full speed cannot starve readers.
 //!
 //! Rings are never resized in place: a growing frame gets a new ring (see `crate::writer`), so
 //! a reader still on the old one reads a frozen, consistent history.
@@ -32,12 +32,53 @@ use crate::sample::{Sample, Transform};
 use crate::store::History;
 use crate::sync::{fence, spin, Ordering};
 
-/// How many times a reader retries a racing read before giving up with a typed error.
+/// Backoff of a reader racing the writer: spin briefly, then yield the CPU, and give up with a
+/// typed error only after a deadline. A writer preempted inside its critical window (odd
+/// `epoch` or `seq`) stalls readers for a scheduler time slice, so the bound is in time, not
+/// in attempts; the clock is read only on this slow path.
+pub(crate) struct Backoff {
+    attempts: u32,
+    #[cfg(not(loom))]
+    started: Option<std::time::Instant>,
+}
+
+/// Spins before the first yield.
 #[cfg(not(loom))]
-pub(crate) const MAX_READ_ATTEMPTS: u32 = 10_000;
-/// Under the model checker every retry multiplies the explored states.
-#[cfg(loom)]
-pub(crate) const MAX_READ_ATTEMPTS: u32 = 2;
+const SPINS: u32 = 64;
+/// How long a reader keeps retrying before reporting the frame as contended.
+#[cfg(not(loom))]
+pub(crate) const READ_DEADLINE: std::time::Duration = std::time::Duration::from_millis(200);
+
+impl Backoff {
+    pub(crate) fn new() -> Backoff {
+        Backoff {
+            attempts: 0,
+            #[cfg(not(loom))]
+            started: None,
+        }
+    }
+
+    /// Waits before the next attempt; `false` when the reader should give up.
+    #[cfg(not(loom))]
+    pub(crate) fn wait(&mut self) -> bool {
+        self.attempts += 1;
+        if self.attempts < SPINS {
+            spin();
+            return true;
+        }
+        let started = *self.started.get_or_insert_with(std::time::Instant::now);
+        std::thread::yield_now();
+        started.elapsed() < READ_DEADLINE
+    }
+
+    /// Under the model checker every retry multiplies the explored states: one retry only.
+    #[cfg(loom)]
+    pub(crate) fn wait(&mut self) -> bool {
+        self.attempts += 1;
+        spin();
+        self.attempts < 2
+    }
+}
 
 /// Writes `s` into `slot` under its seqlock. Writer only.
 pub(crate) fn write_slot(slot: &Slot, s: &Sample) {
@@ -87,15 +128,17 @@ pub(crate) fn try_read_slot(slot: &Slot) -> Option<Sample> {
     })
 }
 
-/// Reads `slot` with bounded retries; `None` when it never read consistently.
+/// Reads `slot`, retrying with [`Backoff`]; `None` when it never read consistently.
 pub(crate) fn read_slot(slot: &Slot) -> Option<Sample> {
-    for _ in 0..MAX_READ_ATTEMPTS {
+    let mut backoff = Backoff::new();
+    loop {
         if let Some(s) = try_read_slot(slot) {
             return Some(s);
         }
-        spin();
+        if !backoff.wait() {
+            return None;
+        }
     }
-    None
 }
 
 /// Writer-side operations on one ring. Only the single writer calls these.
@@ -282,7 +325,10 @@ impl<'a> Snapshot<'a> {
         let tail = h.tail.load(Ordering::Acquire);
         let cap = ring.slots.len() as u64;
         let stale = g != generation;
-        if !stale && (tail > head || head - tail > cap || h.head.load(Ordering::Acquire) != head) {
+        let raced = tail > head
+            || head - tail > cap
+            || (tail == head && h.head.load(Ordering::Acquire) != head);
+        if !stale && raced {
             return None;
         }
         Some(Snapshot {
@@ -341,22 +387,24 @@ impl History for Snapshot<'_> {
 }
 
 /// Runs `f` over a consistent snapshot of `ring` (clear generation `generation`), retrying
-/// while the writer races it. `None` after [`MAX_READ_ATTEMPTS`] failed attempts.
+/// with [`Backoff`] while the writer races it; `None` when the backoff gives up.
 pub(crate) fn read<R>(
     ring: RingRef<'_>,
     generation: u64,
     mut f: impl FnMut(&Snapshot<'_>) -> R,
 ) -> Option<R> {
-    for _ in 0..MAX_READ_ATTEMPTS {
+    let mut backoff = Backoff::new();
+    loop {
         if let Some(snap) = Snapshot::begin(ring, generation) {
             let r = f(&snap);
             if snap.validate() {
                 return Some(r);
             }
         }
-        spin();
+        if !backoff.wait() {
+            return None;
+        }
     }
-    None
 }
 
 /// Model checks of the protocol: run with

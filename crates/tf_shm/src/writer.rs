@@ -5,9 +5,9 @@
 //! at run time: a new name is written, then its record, then its index entry, and only then is
 //! the frame count raised (Release), so readers never see half a frame.
 //!
-//! Ring growth: a dynamic frame starts with a small ring from the pool. When the ring is full
-//! and its oldest sample is still within the cache time, the writer copies the history into a
-//! ring twice as large and publishes the new descriptor with one Release store. Old rings are
+//! Ring growth: a dynamic frame starts with a small ring from the pool. When the ring is three
+//! quarters full (the free quarter is the lag a reader of the oldest sample may have before its
+//! slot is reused), the writer copies the history into a ring twice as large and publishes the new descriptor with one Release store. Old rings are
 //! never reused, so a reader still on one reads a frozen, consistent history. When the pool is
 //! exhausted (or the frame publishes faster than `max_rate_hz`), the ring keeps its size and
 //! drops its oldest sample: the frame is flagged `FRAME_HISTORY_SHORT`, the arena
@@ -368,23 +368,23 @@ impl ArenaWriter {
         let mut status = WriteStatus::Stored;
         let mut ring = ring;
         let mut index = index;
-        if ring.len() == ring.capacity() {
-            match self.grow(rec, &ring) {
-                Some(bigger) => ring = bigger,
-                None => {
-                    // Keep the newest `capacity` samples, the new one included.
-                    if index == 0 {
-                        status = WriteStatus::StoredHistoryCut;
-                        rec.flags.fetch_or(FRAME_HISTORY_SHORT, Ordering::Relaxed);
-                        self.mark_kind_dynamic(rec, was_dynamic);
-                        return Ok(status);
-                    }
-                    ring.drop_oldest(1);
-                    index -= 1;
-                    status = WriteStatus::StoredHistoryCut;
-                    rec.flags.fetch_or(FRAME_HISTORY_SHORT, Ordering::Relaxed);
-                }
+        // Grow at three quarters full, not at full: the free quarter is how many writes a
+        // reader of the oldest sample may lag before its slot is reused (and it retries).
+        if ring.len() >= ring.capacity() - ring.capacity() / 4 {
+            if let Some(bigger) = self.grow(rec, &ring) {
+                ring = bigger;
             }
+        }
+        if ring.len() == ring.capacity() {
+            // Could not grow: keep the newest `capacity` samples, the new one included.
+            status = WriteStatus::StoredHistoryCut;
+            rec.flags.fetch_or(FRAME_HISTORY_SHORT, Ordering::Relaxed);
+            if index == 0 {
+                self.mark_kind_dynamic(rec, was_dynamic);
+                return Ok(status);
+            }
+            ring.drop_oldest(1);
+            index -= 1;
         }
         ring.insert(index, s);
         self.mark_kind_dynamic(rec, was_dynamic);

@@ -98,11 +98,11 @@ fn config() -> ArenaConfig {
     }
 }
 
-/// Writer loop: stamps 1, 2, … ms, swapping every 97th pair (a reordering insert).
+/// Writer loop: stamps 1, 2, … ms, swapping every 7th pair (a reordering insert).
 fn writer(w: &mut tf_shm::ArenaWriter, newest: &AtomicU64, until: Instant) -> i64 {
-    let mut k = 1i64;
+    let mut k = 2i64;
     while Instant::now() < until {
-        if k % 97 == 0 {
+        if k % 7 == 0 {
             write(w, k + 1);
             write(w, k);
             k += 2;
@@ -123,7 +123,9 @@ fn writer_races_readers_in_threads_and_processes() {
     let (file, mut w, view) = Arena::create_shared(&config(), "tf_shm_race")
         .unwrap()
         .into_parts();
-    write(&mut w, 0);
+    // Stamps start at 1 ms: a stamp of 0 reads as "latest" in tf2, so a time-0 lookup racing
+    // the first writes could not be checked against f(stamp).
+    write(&mut w, 1);
     let path = format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd());
     let exe = std::env::current_exe().unwrap();
     let children: Vec<_> = (0..2)

@@ -43,10 +43,10 @@ ROS 1 vs ROS 2 (spec section 12), each handled explicitly:
     * InvalidArgument wording (`Invalid argument "X" passed to F - in tf2 ...`);
     * canTransform strings for bad names (`Invalid frame ID "X" passed to canTransform
       argument A - ...`, first bad argument, each argument fully checked in turn);
-    * get_latest_common_time: tf_shm mirrors C++ getLatestCommonTime(ids), which tf2_py wraps.
-      tf2_py raises the base TransformException for a failed walk, whose C++ code is
-      TF2_CONNECTIVITY_ERROR -> ConnectivityException; a name tf2_py's _validateFrameId refuses
-      has no id, for which C++ returns TF2_LOOKUP_ERROR with no text -> LookupException "";
+    * get_latest_common_time: tf_shm mirrors tf2_py's by-name getLatestCommonTime. A name
+      its _validateFrameId refuses keeps its class, with the text converted to ROS 2 wording;
+      a failed walk raises the base TransformException, whose C++ code is
+      TF2_CONNECTIVITY_ERROR -> ConnectivityException;
     * quaternion normalisation (see above); result signs are compared up to sign.
   derived through variant buffers (a ROS 1 buffer replaying a rewritten history that is, for
   the query at hand, equivalent to ROS 2's state); counted in summary.derived:
@@ -858,9 +858,11 @@ class Evaluator(object):
             if ok:
                 out = {"s": ns_of(val)}
             elif type(val).__name__ in ("InvalidArgumentException", "LookupException"):
-                # tf2_py's own _validateFrameId refused a name; C++ getLatestCommonTime (what
-                # tf_shm mirrors) sees id 0 and returns TF2_LOOKUP_ERROR without text.
-                out = {"e": "LookupException", "m": ""}
+                # tf2_py's _validateFrameId("get_latest_common_time", name) refused a name, as
+                # ROS 2's tf2_py (the only by-name getLatestCommonTime) does: same classes,
+                # texts converted to ROS 2 wording.
+                cls, msg = convert_error(type(val).__name__, str(val))
+                out = {"e": cls, "m": msg}
             else:
                 cls, msg = convert_error(type(val).__name__, str(val))
                 out = {"e": cls, "m": msg}

@@ -1,0 +1,177 @@
+//! Two measurements of the bridge's path, printed as one JSON line each.
+//!
+//! `latency_probe ingest [--seconds S]`: the bridge's write path without DDS. An in-memory
+//! arena (default config: 10 s cache) takes a PR2-shaped stream in stamp order, one
+//! `ArenaWriter::set_transform` per transform as the bridge calls it: 51 static frames once,
+//! then per 10 ms tick 30 joint transforms, plus 2 base transforms every other tick. Stamps
+//! cover S seconds (default 120, so the 10 s cache is in steady state, pruning); the first 10 s
+//! are warm-up. Prints transforms/s of wall and thread CPU time.
+//!
+//! `latency_probe latency [--parent P] [--child C] [--count N] [--timeout S] [--poll-us U]`:
+//! opens the arena like any consumer (`tf_shm::open()`, retrying until a bridge serves) and
+//! polls `T_P_C` at time 0 every U µs (default 20). A publisher stamps each transform with its
+//! CLOCK_REALTIME at publish time; every new stamp the probe sees gives
+//! `visible_at - stamp`: publish → DDS → bridge → arena → reader, an upper bound of
+//! DDS-receive → visible. Stops after N new stamps (default 2000) or S seconds (default 30);
+//! the first 5 are dropped (they may predate the probe). Prints count and p50/p90/p99/p99.9/max in µs.
+//! `scripts/latency.sh` runs it with a bridge and a publisher.
+
+use std::time::{Duration, Instant};
+
+use tf_shm::validate::TransformInput;
+use tf_shm::{Arena, ArenaConfig, FramePair};
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    match args.iter().position(|a| a == name) {
+        Some(i) => match args.get(i + 1).and_then(|v| v.parse().ok()) {
+            Some(v) => v,
+            None => usage(&format!("{name} needs a value")),
+        },
+        None => default,
+    }
+}
+
+fn usage(msg: &str) -> ! {
+    eprintln!("latency_probe: {msg}\nusage: latency_probe ingest [--seconds S] | latency [--parent P] [--child C] [--count N] [--timeout S] [--poll-us U]");
+    std::process::exit(2)
+}
+
+fn realtime_ns() -> i64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+    t.tv_sec * 1_000_000_000 + t.tv_nsec
+}
+
+fn thread_cpu_ns() -> i64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec * 1_000_000_000 + t.tv_nsec
+}
+
+fn pose(i: usize, k: i64) -> ([f64; 3], [f64; 4]) {
+    let a = 0.5 * (0.01 * k as f64 + i as f64).sin();
+    let (s, c) = (a / 2.0).sin_cos();
+    ([0.1 * i as f64, 0.02 * a, 0.3], [0.0, s, 0.0, c])
+}
+
+fn ingest(args: &[String]) {
+    let seconds: i64 = arg(args, "--seconds", 120);
+    let (mut w, _view) = Arena::in_memory(&ArenaConfig::default()).expect("arena");
+    let names: Vec<String> = (0..83).map(|i| format!("link_{i}")).collect();
+    let parent = |i: usize| {
+        if i == 0 {
+            "base_footprint"
+        } else {
+            names[(i - 1) / 2].as_str()
+        }
+    };
+    let t0 = 1_000_000_000_000i64;
+    let put = |w: &mut tf_shm::ArenaWriter, i: usize, stamp: i64, is_static: bool| {
+        let (translation, rotation) = pose(i, stamp / 10_000_000);
+        w.set_transform(
+            &TransformInput {
+                frame_id: parent(i),
+                child_frame_id: &names[i],
+                stamp,
+                translation,
+                rotation,
+            },
+            "Authority undetectable",
+            is_static,
+        )
+        .expect("accepted");
+    };
+    // Frames 0..51 static, 51..81 joints at 100 Hz, 81..83 base at 50 Hz.
+    for i in 0..51 {
+        put(&mut w, i, t0, true);
+    }
+    let ticks = seconds * 100;
+    let warm = 1000.min(ticks / 2);
+    let (mut n, mut wall, mut cpu) = (0u64, Duration::ZERO, 0i64);
+    for k in 0..ticks {
+        let stamp = t0 + k * 10_000_000;
+        let (start, cpu_start) = (Instant::now(), thread_cpu_ns());
+        let mut m = 0;
+        for i in 51..81 {
+            put(&mut w, i, stamp, false);
+            m += 1;
+        }
+        if k % 2 == 0 {
+            for i in 81..83 {
+                put(&mut w, i, stamp, false);
+                m += 1;
+            }
+        }
+        if k >= warm {
+            wall += start.elapsed();
+            cpu += thread_cpu_ns() - cpu_start;
+            n += m;
+        }
+    }
+    println!(
+        "{{\"ingest_transforms\": {n}, \"wall_s\": {:.6}, \"per_s_wall\": {:.0}, \"per_s_cpu\": {:.0}, \"ns_per_transform_cpu\": {:.1}}}",
+        wall.as_secs_f64(),
+        n as f64 / wall.as_secs_f64(),
+        n as f64 / (cpu as f64 * 1e-9),
+        cpu as f64 / n as f64
+    );
+}
+
+fn latency(args: &[String]) {
+    let parent: String = arg(args, "--parent", "lat_parent".to_string());
+    let child: String = arg(args, "--child", "lat_child".to_string());
+    let count: usize = arg(args, "--count", 2000);
+    let timeout = Duration::from_secs_f64(arg(args, "--timeout", 30.0));
+    let poll = Duration::from_micros(arg(args, "--poll-us", 20));
+    let start = Instant::now();
+    let buffer = loop {
+        match tf_shm::open() {
+            Ok(b) => break b,
+            Err(e) if start.elapsed() > timeout => {
+                eprintln!("latency_probe: no arena: {e}");
+                std::process::exit(3)
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    eprintln!("latency_probe: attached; waiting for {parent} -> {child}");
+    let mut pair = FramePair::new(&parent, &child);
+    let (mut last, mut seen) = (i64::MIN, 0usize);
+    let mut lat_us: Vec<f64> = Vec::with_capacity(count);
+    while lat_us.len() < count && start.elapsed() < timeout {
+        if let Ok((stamp, _)) = buffer.lookup_pair(&mut pair, 0) {
+            if stamp != last {
+                let now = realtime_ns();
+                last = stamp;
+                seen += 1;
+                if seen > 5 {
+                    lat_us.push((now - stamp) as f64 / 1e3);
+                }
+            }
+        }
+        std::thread::sleep(poll);
+    }
+    if lat_us.is_empty() {
+        eprintln!("latency_probe: no new stamps of {parent} -> {child} within the timeout");
+        std::process::exit(1)
+    }
+    lat_us.sort_by(f64::total_cmp);
+    let q = |p: f64| lat_us[((p * lat_us.len() as f64).ceil() as usize).clamp(1, lat_us.len()) - 1];
+    println!(
+        "{{\"samples\": {}, \"poll_us\": {}, \"p50_us\": {:.1}, \"p90_us\": {:.1}, \"p99_us\": {:.1}, \"p999_us\": {:.1}, \"max_us\": {:.1}}}",
+        lat_us.len(),
+        poll.as_micros(),
+        q(0.5),
+        q(0.9),
+        q(0.99),
+        q(0.999),
+        lat_us[lat_us.len() - 1]
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("ingest") => ingest(&args[1..]),
+        Some("latency") => latency(&args[1..]),
+        _ => usage("give a mode"),
+    }
+}
