@@ -43,6 +43,16 @@ impl Ingest {
         match writer.set_transform(t, AUTHORITY, is_static) {
             Ok(WriteStatus::Stored) => self.counts.stored += 1,
             Ok(WriteStatus::DuplicateDropped) => self.counts.duplicates += 1,
+            Ok(WriteStatus::DroppedHistoryFull) => {
+                self.counts.refused += 1;
+                self.report(t.child_frame_id, "HISTORY_FULL", || {
+                    format!(
+                        "frame \"{}\": sample older than its whole (full) history dropped; raise \
+                         memory_budget_mb or max_rate_hz",
+                        t.child_frame_id
+                    )
+                });
+            }
             Ok(WriteStatus::StoredHistoryCut) => {
                 self.counts.stored += 1;
                 self.counts.history_cut += 1;

@@ -287,7 +287,7 @@ impl FrameStore for ArenaView {
         self.header()
             .frame_count
             .load(Ordering::Acquire)
-            .min(self.geo.max_frames)
+            .min(self.geo.max_frames + 1)
     }
 
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use crate::arena::layout::*;
 use crate::arena::region::{Region, RingRef};
-use crate::arena::{names, Geometry};
+use crate::arena::{names, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
 use crate::history::{insert_decision, InsertDecision};
 use crate::ring::{write_slot, RingWriter};
 use crate::sample::{FrameId, Sample};
@@ -36,6 +36,9 @@ pub enum WriteStatus {
     /// Stored, but the frame's ring could not grow, so its oldest sample was dropped before
     /// the cache time (pool exhausted or rate above `max_rate_hz`).
     StoredHistoryCut,
+    /// Not stored: the frame's ring is full and cannot grow, and the sample is older than
+    /// every sample it keeps (tf2, with no size limit, would have kept it).
+    DroppedHistoryFull,
 }
 
 /// The arena has no room for what a sample needs.
@@ -187,6 +190,8 @@ impl ArenaWriter {
             Ok(v) => v,
             Err(r) => return Err(self.refused(r)),
         };
+        self.check_room(&[v.child, v.parent])
+            .map_err(|e| self.capacity(e))?;
         let child = self.intern(v.child).map_err(|e| self.capacity(e))?;
         let parent = self.intern(v.parent).map_err(|e| self.capacity(e))?;
         let sample = Sample {
@@ -212,7 +217,7 @@ impl ArenaWriter {
                 }
             }
         };
-        if status != WriteStatus::DuplicateDropped {
+        if matches!(status, WriteStatus::Stored | WriteStatus::StoredHistoryCut) {
             self.note_accepted(child, parent, authority);
         }
         Ok(status)
@@ -247,6 +252,26 @@ impl ArenaWriter {
         SetTransformError::Capacity(e)
     }
 
+    /// Whether the frame table has room for those of `names` not seen yet, so that a refused
+    /// sample never leaves half of its frames behind.
+    fn check_room(&self, names: &[&str]) -> Result<(), CapacityError> {
+        let count = self.header().frame_count.load(Ordering::Relaxed);
+        let mut free = (self.geo.max_frames + 1).saturating_sub(count);
+        for (i, name) in names.iter().enumerate() {
+            if self.frames.contains_key(*name) || names[..i].contains(name) {
+                continue;
+            }
+            if free == 0 {
+                return Err(CapacityError::FrameTableFull {
+                    frame: name.to_string(),
+                    max_frames: self.geo.max_frames,
+                });
+            }
+            free -= 1;
+        }
+        Ok(())
+    }
+
     /// Id of `name`, creating the frame (with no cache) the first time.
     fn intern(&mut self, name: &str) -> Result<FrameId, CapacityError> {
         if let Some(&id) = self.frames.get(name) {
@@ -254,7 +279,7 @@ impl ArenaWriter {
         }
         let h = self.header();
         let id = h.frame_count.load(Ordering::Relaxed);
-        if id >= self.geo.max_frames {
+        if id > self.geo.max_frames {
             return Err(CapacityError::FrameTableFull {
                 frame: name.to_string(),
                 max_frames: self.geo.max_frames,
@@ -381,7 +406,7 @@ impl ArenaWriter {
             rec.flags.fetch_or(FRAME_HISTORY_SHORT, Ordering::Relaxed);
             if index == 0 {
                 self.mark_kind_dynamic(rec, was_dynamic);
-                return Ok(status);
+                return Ok(WriteStatus::DroppedHistoryFull);
             }
             ring.drop_oldest(1);
             index -= 1;
@@ -436,11 +461,15 @@ impl ArenaWriter {
         }
     }
 
-    /// Reference of `authority` in the names region, storing it the first time; `None` if it
-    /// does not fit (authorities are informational; the sample is kept regardless).
+    /// Reference of `authority` in the names region, storing it the first time; `None` past
+    /// [`MAX_AUTHORITIES`] distinct or [`MAX_AUTHORITY_LEN`] bytes (authorities are
+    /// informational and use a fixed reserve; the sample is kept regardless).
     fn authority_ref(&mut self, authority: &str) -> Option<u64> {
         if let Some(&r) = self.authorities.get(authority) {
             return Some(r);
+        }
+        if self.authorities.len() >= MAX_AUTHORITIES || authority.len() > MAX_AUTHORITY_LEN {
+            return None;
         }
         let r = self.store_name(authority).ok()?;
         self.authorities.insert(authority.into(), r);

@@ -82,22 +82,31 @@ fn full_frame_table_refuses_new_frames_and_keeps_old_ones() {
         ..ArenaConfig::default()
     };
     let (mut w, view) = Arena::in_memory(&cfg).unwrap();
-    // Ids 1..=3 are available (0 is tf2's "no parent").
+    // Ids 1..=4 (0 is tf2's "no parent" and does not count).
     w.set_transform(&input("a", "b", S, 1.0), "t", false)
         .unwrap();
     w.set_transform(&input("b", "c", S, 1.0), "t", false)
         .unwrap();
+    // Both names are new, one id is left: refused whole, naming the frame that did not fit,
+    // and neither frame is created.
     let err = w
-        .set_transform(&input("c", "d", S, 1.0), "t", false)
+        .set_transform(&input("p", "q", S, 1.0), "t", false)
         .unwrap_err();
     match err {
         SetTransformError::Capacity(CapacityError::FrameTableFull { frame, max_frames }) => {
-            assert_eq!(frame, "d");
+            assert_eq!(frame, "p");
             assert_eq!(max_frames, 4);
         }
         other => panic!("unexpected {other:?}"),
     }
-    assert!(err_text(&view, "a", "c").is_none());
+    assert_eq!(view.frame_id("q").unwrap(), None);
+    // The last id is still there for a sample that needs one.
+    w.set_transform(&input("c", "d", S, 1.0), "t", false)
+        .unwrap();
+    assert!(w
+        .set_transform(&input("d", "e", S, 1.0), "t", false)
+        .is_err());
+    assert!(err_text(&view, "a", "d").is_none());
 }
 
 fn err_text(view: &tf_shm::ArenaView, target: &str, source: &str) -> Option<String> {
@@ -198,4 +207,31 @@ fn shared_arena_is_read_only_for_consumers() {
             .translation[0],
         2.0
     );
+}
+
+#[test]
+fn full_ring_that_cannot_grow_reports_what_it_drops() {
+    let cfg = ArenaConfig {
+        max_frames: 8,
+        max_rate_hz: 10,
+        memory_budget_bytes: 1 << 20,
+        ..ArenaConfig::default()
+    };
+    let (mut w, view) = Arena::in_memory(&cfg).unwrap();
+    // 10 Hz × 10 s gives rings of at most 128 samples; 1 kHz overflows them.
+    let mut statuses = Vec::new();
+    for k in 0..1000i64 {
+        statuses.push(
+            w.set_transform(&input("a", "b", S + k * MS, k as f64), "t", false)
+                .unwrap(),
+        );
+    }
+    assert_eq!(statuses[0], WriteStatus::Stored);
+    assert_eq!(*statuses.last().unwrap(), WriteStatus::StoredHistoryCut);
+    // Older than all 128 kept samples but within the cache time: tf2 would keep it, we
+    // cannot, and say so instead of claiming it was stored.
+    let old = w.set_transform(&input("a", "b", S + 5 * MS, -1.0), "t", false);
+    assert_eq!(old, Ok(WriteStatus::DroppedHistoryFull));
+    let e = view.lookup_transform("a", "b", S + 5 * MS).unwrap_err();
+    assert_eq!(e.class_name(), "BackwardExtrapolationException");
 }

@@ -37,7 +37,8 @@ use crate::writer::ArenaWriter;
 /// Capacities of an arena, fixed at creation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArenaConfig {
-    /// Most frames the arena can ever hold (ids are never reused). Default 4096.
+    /// Most frames the arena can ever hold, ids `1..=max_frames` (ids are never reused; id 0 is
+    /// tf2's "no parent"). Default 4096.
     pub max_frames: u32,
     /// tf2's cache time: how much history each dynamic frame keeps, ns. Default 10 s.
     pub cache_time_ns: i64,
@@ -154,8 +155,13 @@ pub(crate) struct Geometry {
 
 /// Largest `max_frames` accepted (ids must fit the index and stay far from `u32::MAX`).
 const MAX_FRAMES_LIMIT: u32 = 1 << 20;
-/// Average name length the names region is sized for, bytes (both frame and authority names).
+/// Average frame name length the names region is sized for, bytes.
 const NAME_BYTES_PER_FRAME: u64 = 64;
+/// Distinct authorities recorded, and their longest recorded name, bytes: authorities are
+/// informational, so they get a fixed reserve and can never crowd out frame names.
+pub(crate) const MAX_AUTHORITIES: usize = 64;
+pub(crate) const MAX_AUTHORITY_LEN: usize = 64;
+const AUTHORITY_WORDS: u64 = (MAX_AUTHORITIES * MAX_AUTHORITY_LEN / 8) as u64;
 
 fn align_up(v: u64) -> u64 {
     v.div_ceil(ALIGN as u64) * ALIGN as u64
@@ -193,12 +199,12 @@ impl Geometry {
                 )
             })?
             .max(init);
-        let index_capacity = (c.max_frames * 2).next_power_of_two();
-        let names_words = (u64::from(c.max_frames) * NAME_BYTES_PER_FRAME / 8).max(1024);
+        let records = u64::from(c.max_frames) + 1;
+        let index_capacity = ((c.max_frames + 1) * 2).next_power_of_two();
+        let names_words =
+            (u64::from(c.max_frames) * NAME_BYTES_PER_FRAME / 8).max(1024) + AUTHORITY_WORDS;
         let frames_off = HEADER_SIZE as u64;
-        let index_off = align_up(
-            frames_off + u64::from(c.max_frames) * std::mem::size_of::<FrameRecord>() as u64,
-        );
+        let index_off = align_up(frames_off + records * std::mem::size_of::<FrameRecord>() as u64);
         let names_off = align_up(index_off + u64::from(index_capacity) * 4);
         let pool_off = align_up(names_off + names_words * 8);
         let size = c.memory_budget_bytes as u64 / ALIGN as u64 * ALIGN as u64;
@@ -280,7 +286,7 @@ impl Geometry {
         if g.max_frames < 2 || g.max_frames > MAX_FRAMES_LIMIT {
             return corrupt("max_frames");
         }
-        if !g.index_capacity.is_power_of_two() || g.index_capacity < g.max_frames {
+        if !g.index_capacity.is_power_of_two() || g.index_capacity <= g.max_frames {
             return corrupt("index_capacity");
         }
         if !g.max_ring_capacity.is_power_of_two() || g.max_ring_capacity > 1 << 24 {
@@ -289,7 +295,7 @@ impl Geometry {
         if g.cache_time_ns <= 0 {
             return corrupt("cache_time_ns");
         }
-        let frames_end = u64::from(g.max_frames) * std::mem::size_of::<FrameRecord>() as u64;
+        let frames_end = (u64::from(g.max_frames) + 1) * std::mem::size_of::<FrameRecord>() as u64;
         let regions = [
             ("frames_off", g.frames_off, frames_end),
             ("index_off", g.index_off, u64::from(g.index_capacity) * 4),

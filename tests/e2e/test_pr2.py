@@ -1,0 +1,341 @@
+"""The first real run: the PR2's TF tree over DDS, served by tf_shm_bridge, read without ROS.
+
+scripts/pr2_publisher.py (rclpy) publishes the PR2 URDF's joints on a deterministic trajectory;
+tf_shm_bridge (separate process) writes them into the arena; the `tf_shm` CLI (no ROS) looks up
+transforms, which must equal what Debian's tf2 BufferCore answers when fed the exact transforms
+the publisher logged (tests/e2e/tf2_ref.py, run with /usr/bin/python3), to 1e-9.
+
+Run: scripts/ros-env.sh run python3 -m pytest tests/e2e   (as root). Every ROS process runs in a
+loopback-only network namespace with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST: the test's own
+one when pytest itself runs in the host's namespace. Binaries come from target/release (built
+by a session fixture unless TF_SHM_E2E_NO_BUILD=1).
+"""
+
+import ast
+import importlib.util
+import json
+import os
+import queue
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release"
+TF_SHM = str(BIN / "tf_shm")
+BRIDGE = str(BIN / "tf_shm_bridge")
+PARAMS = ROOT / "config" / "tf_shm_bridge.yaml"
+LAUNCH = ROOT / "launch" / "tf_shm_bridge.launch.py"
+STAMP_BASE_NS = 1000 * 10**9
+TOL = 1e-9
+# (target, source) looked up. The example-robot-data PR2 has no Kinect, so the head camera
+# is the wide stereo pair's optical frame (through head_pan and head_tilt).
+PAIRS = [("map", "r_gripper_tool_frame"),
+         ("base_link", "wide_stereo_optical_frame"),
+         ("l_forearm_link", "r_forearm_link")]
+
+
+def load_publisher_module():
+    spec = importlib.util.spec_from_file_location("pr2_publisher", ROOT / "scripts" / "pr2_publisher.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def expected_frames():
+    urdf = os.environ.get("TF_SHM_PR2_URDF")
+    assert urdf and Path(urdf).is_file(), "TF_SHM_PR2_URDF unset or missing: run via scripts/ros-env.sh run"
+    joints = load_publisher_module().load_urdf(urdf)
+    return {n for j in joints for n in (j.parent, j.child)} | {"map", "odom"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixtures: build, network namespace, processes
+
+
+@pytest.fixture(scope="session")
+def built():
+    if os.environ.get("TF_SHM_E2E_NO_BUILD") != "1":
+        for args in (["-p", "tf_shm_bridge", "-p", "tf_shm_cli"], ["-p", "tf_shm", "--example", "latency_probe"]):
+            subprocess.run(["cargo", "build", "-q", "--release", *args], cwd=ROOT, check=True, timeout=1200)
+    for b in (TF_SHM, BRIDGE):
+        assert os.access(b, os.X_OK), f"{b} not built"
+
+
+@pytest.fixture(scope="session")
+def netns():
+    """Command prefix that runs a process in a loopback-only network namespace."""
+    if [n for _, n in socket.if_nameindex()] == ["lo"]:
+        yield []  # already isolated (scripts/test.sh runs pytest under unshare -n)
+        return
+    if os.geteuid() != 0:
+        pytest.fail("needs root for a loopback-only network namespace (unshare -n)")
+    holder = subprocess.Popen(["unshare", "-n", "sh", "-c", "ip link set lo up && echo up && exec sleep 86400"],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "up", "could not set up the network namespace"
+    prefix = ["nsenter", f"--net=/proc/{holder.pid}/ns/net", "--"]
+    links = subprocess.run(prefix + ["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout
+    assert [l.split(":")[1].strip() for l in links.splitlines()] == ["lo"], links
+    yield prefix
+    holder.kill()
+    holder.wait()
+
+
+class Run:
+    """One test's world: a fresh runtime dir and DDS domain, its processes and their logs."""
+
+    def __init__(self, netns):
+        self.dir = Path(tempfile.mkdtemp(prefix="tfe2e-"))
+        self.netns = netns
+        self.procs = []
+        self.env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+                        TF_SHM_RUNTIME_DIR=str(self.dir / "rt"), NO_COLOR="1",
+                        ROS_DOMAIN_ID=str(random.randint(10, 100)))
+        self.env.pop("ROS_LOCALHOST_ONLY", None)
+        (self.dir / "rt").mkdir(mode=0o700)
+
+    def start(self, name, argv, **kw):
+        log = open(self.dir / f"{name}.log", "a")
+        p = subprocess.Popen(self.netns + argv, env=self.env, stdout=kw.pop("stdout", log),
+                             stderr=log, **kw)
+        p.name, p.log = name, self.dir / f"{name}.log"
+        self.procs.append(p)
+        return p
+
+    def bridge(self, name="bridge"):
+        return self.start(name, [BRIDGE, "--ros-args", "--params-file", str(PARAMS)])
+
+    def publisher(self, log="pub.jsonl", duration=60):
+        return self.start("publisher", [sys.executable, str(ROOT / "scripts" / "pr2_publisher.py"),
+                                        "--stamp-base", str(STAMP_BASE_NS / 1e9), "--duration", str(duration),
+                                        "--log", str(self.dir / log)])
+
+    def cli(self, *args, timeout=20):
+        return subprocess.run(self.netns + [TF_SHM, *args], env=self.env, capture_output=True,
+                              text=True, timeout=timeout)
+
+    def logs(self):
+        return "\n".join(f"--- {p.name} (exit {p.poll()}):\n{p.log.read_text()[-3000:]}" for p in self.procs)
+
+    def check_alive(self, *procs):
+        for p in procs:
+            assert p.poll() is None, f"{p.name} exited with {p.returncode}\n{self.logs()}"
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def run(built, netns):
+    r = Run(netns)
+    yield r
+    r.close()
+
+
+def wait_for(what, fn, timeout, run=None, interval=0.1):
+    """Polls fn() until it returns a truthy value; fails with `what` after timeout seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}\n{run.logs() if run else ''}")
+        time.sleep(interval)
+
+
+def tree(run):
+    r = run.cli("--json", "tree")
+    return {f["name"]: f for f in json.loads(r.stdout)["frames"]} if r.returncode == 0 else None
+
+
+def wait_complete(run, procs, timeout=40):
+    """Waits until every PR2 frame plus map and odom is in the arena, dynamic ones with history."""
+    want = expected_frames()
+
+    def complete():
+        run.check_alive(*procs)
+        t = tree(run)
+        if not t or not want <= t.keys():
+            return None
+        dyn = [f for f in t.values() if f["kind"] == "dynamic"]
+        return t if len(dyn) == 32 and all(f["samples"] >= 2 for f in dyn) else None
+
+    return wait_for(f"the complete PR2 tree ({len(want)} frames) in the arena", complete, timeout, run, 0.2)
+
+
+def newest_common(t):
+    """Oldest of the dynamic frames' newest stamps, s (0 without a tree)."""
+    return min((f["newest_stamp_s"] for f in t.values() if f["kind"] == "dynamic"), default=0) if t else 0
+
+
+def lookup(run, target, source, time_ns):
+    r = run.cli("--json", "lookup", target, source, "--time", "%.6f" % (time_ns / 1e9))
+    assert r.returncode == 0, f"tf_shm lookup {target} {source} at {time_ns} ns: {r.stdout}{r.stderr}"
+    return json.loads(r.stdout)
+
+
+def reference(log, queries):
+    scenario = json.dumps({"cache_time_s": 10.0, "log": str(log), "queries": queries})
+    r = subprocess.run(["/usr/bin/python3", str(Path(__file__).with_name("tf2_ref.py"))], input=scenario,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"tf2 reference failed: {r.stderr}"
+    return json.loads(r.stdout)
+
+
+def assert_same(got, want, what):
+    assert "e" not in want, f"{what}: tf2 refused: {want['e']}"
+    assert got["stamp_ns"] == want["s"], f"{what}: stamp {got['stamp_ns']} != tf2's {want['s']}"
+    dt = max(abs(a - b) for a, b in zip(got["translation_m"], want["t"]))
+    dq = min(max(abs(a - s * b) for a, b in zip(got["rotation_xyzw"], want["q"])) for s in (1, -1))
+    assert dt <= TOL and dq <= TOL, f"{what}: tf_shm {got} vs tf2 {want} (dt {dt:.3g}, dq {dq:.3g})"
+    return max(dt, dq)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests
+
+
+def test_pr2_lookups_match_tf2(run):
+    bridge = run.bridge()
+    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 20, run)
+    pub = run.publisher()
+    t0 = newest_common(wait_complete(run, [bridge, pub]))
+    # Let it run: at least 2 s of stamps after the tree was complete.
+    def two_seconds_on():
+        t = newest_common(tree(run))
+        return t if t >= t0 + 2.0 else None
+
+    t_now = wait_for("2 s of transforms after the tree was complete", two_seconds_on, 30, run)
+    run.check_alive(bridge, pub)
+
+    # Past times between samples: whole microseconds, never on the 10 ms grid.
+    lo, hi = int((t0 + 0.2) * 1e6), int((t_now - 0.2) * 1e6)
+    times_us = [lo + (hi - lo) * i // 5 for i in range(6)]
+    times_ns = [(us - us % 10_000 + 3_217 + 1_111 * i) * 1000 for i, us in enumerate(times_us)]
+    got, queries = [], []
+    for target, source in PAIRS:
+        for t in times_ns:
+            g = lookup(run, target, source, t)
+            assert g["stamp_ns"] == t
+            got.append(g)
+            queries.append([target, source, t])
+        g = lookup(run, target, source, 0)
+        assert STAMP_BASE_NS < g["stamp_ns"] and g["stamp_ns"] % 10_000_000 == 0, g
+        got.append(g)
+        queries.append([target, source, g["stamp_ns"]])  # time 0: compared at its returned stamp
+
+    pub.send_signal(signal.SIGINT)
+    assert pub.wait(timeout=10) == 0, run.logs()
+    worst = 0.0
+    for g, q, want in zip(got, queries, reference(run.dir / "pub.jsonl", queries)):
+        worst = max(worst, assert_same(g, want, f"T_{q[0]}_{q[1]} at {q[2]} ns"))
+    print(f"\n{len(got)} lookups over {len(PAIRS)} pairs equal tf2's; largest difference {worst:.2e}")
+
+
+def test_second_bridge_refused(run):
+    first = run.bridge()
+    wait_for("the first bridge's arena", lambda: run.check_alive(first) or tree(run) is not None, 20, run)
+    second = run.bridge("second")
+    code = second.wait(timeout=30)
+    text = second.log.read_text()
+    assert code != 0, f"second bridge exit status {code}\n{text}"
+    assert str(first.pid) in text, f"refusal does not name the owner pid {first.pid}:\n{text}"
+    run.check_alive(first)
+
+
+def test_consumer_survives_bridge_restart(run):
+    bridge = run.bridge()
+    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 20, run)
+    pub = run.publisher()
+    wait_complete(run, [bridge, pub])
+    echo = run.start("echo", [TF_SHM, "--json", "echo", "map", "r_gripper_tool_frame", "--rate", "20"],
+                     stdout=subprocess.PIPE, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(json.loads(l)) for l in echo.stdout], daemon=True).start()
+
+    def newest_ok(after, timeout, what):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                o = lines.get(timeout=0.5)
+            except queue.Empty:
+                run.check_alive(echo)
+                continue
+            if o["ok"] and o["stamp_ns"] > after:
+                return o["stamp_ns"]
+        pytest.fail(f"echo printed no transform newer than {after} ns within {timeout} s ({what})\n{run.logs()}")
+
+    before = newest_ok(0, 15, "before the kill")
+    bridge.kill()  # SIGKILL: no clean shutdown, the socket file stays
+    bridge.wait()
+    time.sleep(0.5)
+    while not lines.empty():
+        o = lines.get()
+        before = max(before, o.get("stamp_ns", 0))
+    restarted = run.bridge("bridge2")
+    after = newest_ok(before, 40, "after the restart")
+    run.check_alive(echo, restarted, pub)
+    print(f"\necho re-attached by itself: {before / 1e9:.2f} s before the kill, {after / 1e9:.2f} s after")
+
+
+def test_launch_file_and_params():
+    tree_ = ast.parse(LAUNCH.read_text(), str(LAUNCH))
+    fns = [n for n in tree_.body if isinstance(n, ast.FunctionDef) and n.name == "generate_launch_description"]
+    assert fns and not fns[0].args.args, "launch file defines no generate_launch_description()"
+    src = LAUNCH.read_text()
+    for needle in ('package="tf_shm_bridge"', 'executable="tf_shm_bridge"', "tf_shm_bridge.yaml"):
+        assert needle in src, f"launch file lacks {needle}"
+    probe = "import launch.actions, launch_ros.actions"
+    if subprocess.run([sys.executable, "-c", probe], cwd="/", capture_output=True).returncode == 0:
+        ns = {}
+        exec(compile(tree_, str(LAUNCH), "exec"), ns)  # ros2 launch's import, minus the CLI
+        assert type(ns["generate_launch_description"]()).__name__ == "LaunchDescription"
+
+    params = yaml.safe_load(PARAMS.read_text())["tf_shm_bridge"]["ros__parameters"]
+    help_text = subprocess.run([BRIDGE, "--help"], capture_output=True, text=True, check=True).stdout
+    options = set(re.findall(r"--([a-z][a-z0-9-]*)", help_text)) - {"help", "version", "ros-args"}
+    # use_sim_time is every ROS node's standard parameter (rclcpp declares it), not a bridge option.
+    names = {k.replace("_", "-") for k in params} - {"use-sim-time"}
+    assert names - options == set(), f"params the bridge does not accept: {names - options}"
+    assert options - names == set(), f"bridge options missing from {PARAMS.name}: {options - names}"
+
+
+def test_latency_and_ingest(built, netns):
+    """Measures (asserts only that the tools work): ingest without DDS, publish -> visible."""
+    r = subprocess.run(netns + ["bash", str(ROOT / "scripts" / "latency.sh"), "--rate", "500", "--count", "1500"],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    ingest, lat = (json.loads(l) for l in r.stdout.splitlines()[-2:])
+    print(f"\ningest (ArenaWriter, PR2-shaped, no DDS): {ingest['per_s_wall']:.0f} transforms/s wall, "
+          f"{ingest['ns_per_transform_cpu']:.0f} ns CPU each")
+    print(f"publish -> visible ({lat['samples']} at 500 Hz): p50 {lat['p50_us']} us, p99 {lat['p99_us']} us, "
+          f"p99.9 {lat['p999_us']} us, max {lat['max_us']} us")
+    assert lat["samples"] == 1500 and ingest["per_s_wall"] > 0
+
+
+def test_demo_prints_transforms(built):
+    r = subprocess.run([str(ROOT / "scripts" / "demo.sh"), "--duration", "8"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, f"demo.sh exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    assert "r_gripper_tool_frame" in r.stdout and "Translation" in r.stdout, r.stdout[-3000:]
