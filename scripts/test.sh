@@ -33,5 +33,9 @@ cargo test --workspace --release --no-fail-fast 2>&1 | tee target/rust-tests.log
 awk '/^test result:/ {p += $4; f += $6} END {printf "rust: %d passed, %d failed\n", p, f}' \
   target/rust-tests.log
 
+step "loom model of the ring protocol (preemption bound 2; crates/tf_shm/src/ring.rs)"
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+  cargo test -p tf_shm --release --lib ring::loom_model
+
 step "ROS tests (tf2_msgs type hash, PR2 end to end through DDS) in a loopback-only netns"
 unshare -n bash -c 'ip link set lo up && exec python3 -m pytest -q tests/ros tests/e2e'
