@@ -3,6 +3,7 @@
 #
 #   scripts/bench.sh            # everything, ~10 min on the 2-core dev machine
 #   ROUNDS=9 scripts/bench.sh   # more alternating rounds in the comparison
+#   FANOUT_WINDOW=20 scripts/bench.sh   # shorter fan-out windows (default 30 s; ~5 min in all)
 #
 # Steps: install what is missing (Debian: libtf2-dev for the tf2 arm, a C++ compiler,
 # python3 for the report), build in release with thin LTO and one codegen unit (the setting
@@ -11,7 +12,12 @@
 #   1. the zero-allocation test (crates/tf_shm/tests/alloc_free.rs),
 #   2. the criterion benches of tf_shm (crates/tf_shm/benches/lookup.rs),
 #   3. the side-by-side comparison (crates/tf_shm_bench: tf_shm, tf2 BufferCore, tf_tree),
-# and assemble the report. Nothing here asserts on timings.
+#   4. bridge ingest and DDS -> visible latency (scripts/latency.sh),
+#   5. fan-out: per-process r2r listeners vs tf_shm_bridge + tf_shm consumers (scripts/fanout.sh),
+# and assemble the report. Nothing here asserts on timings. Steps 4 and 5 run ROS 2 (the
+# environment of scripts/ros-env.sh) in a loopback-only network namespace, so they need root;
+# without root they are skipped and the report says so. They build the bridge with the
+# workspace's normal release profile in target/ (not target/bench: r2r is not rebuilt with LTO).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -93,6 +99,37 @@ echo "comparison (tf_shm / tf2 / tf_tree) …" >&2
 cmp_args=(--rounds "${ROUNDS:-7}" --ms "${MS:-25}" --queries 1024 --thread-secs "${THREAD_SECS:-1}")
 "$CARGO_TARGET_DIR/release/tf_shm_bench" "${cmp_args[@]}" >"$work/compare.md"
 
+# ---- 4. and 5.: the ROS bridge (root: loopback-only network namespace) ----
+fanout_window=${FANOUT_WINDOW:-30}
+fanout_warmup=${FANOUT_WARMUP:-5}
+ros_steps() {
+    env -u CARGO_PROFILE_RELEASE_LTO -u CARGO_PROFILE_RELEASE_CODEGEN_UNITS \
+        -u CARGO_PROFILE_BENCH_LTO -u CARGO_PROFILE_BENCH_CODEGEN_UNITS \
+        CARGO_TARGET_DIR="$root/target" "$@"
+}
+latency_result=skipped fanout_result=skipped
+if [ "$(id -u)" = 0 ]; then
+    echo "bridge ingest and latency (scripts/latency.sh) …" >&2
+    if ros_steps scripts/latency.sh >"$work/latency.jsonl" 2>"$work/latency.err"; then
+        latency_result=ok
+    else
+        latency_result=failed
+        tail -5 "$work/latency.err" >&2
+    fi
+    echo "fan-out (scripts/fanout.sh, 2 × 4 runs of ${fanout_warmup} + ${fanout_window} s) …" >&2
+    fanout_load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+    if ros_steps scripts/fanout.sh --window "$fanout_window" --warmup "$fanout_warmup" \
+        >"$work/fanout.jsonl" 2>"$work/fanout.err"; then
+        fanout_result=ok
+    else
+        fanout_result=failed
+        tail -5 "$work/fanout.err" >&2
+    fi
+    fanout_load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+else
+    echo "not root: skipping scripts/latency.sh and scripts/fanout.sh (network namespace)" >&2
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 t_end=$(date +%s)
 
@@ -134,6 +171,8 @@ cores=$(nproc)
     echo "  cargo test --release -p tf_shm --test alloc_free -- --test-threads=1"
     echo "cargo bench -p tf_shm --bench lookup -- --noplot        # same env"
     echo "target/bench/release/tf_shm_bench ${cmp_args[*]}"
+    echo "scripts/latency.sh                                     # as root; builds in target/"
+    echo "scripts/fanout.sh --window $fanout_window --warmup $fanout_warmup              # as root; builds in target/"
     echo '```'
     echo
     echo "## tf_shm alone (criterion, issue 2 item 7)"
@@ -162,13 +201,62 @@ cores=$(nproc)
     echo
     cat "$work/compare.md"
     echo
-    echo "## Not measured yet (issue 6 items 3 and 4)"
+    echo "## Bridge ingest and DDS → visible latency (issue 6 item 4)"
     echo
-    echo "TODO: **fan-out** (N = 1, 2, 4, 8 consumer processes each needing a 50-frame tree at"
-    echo "100 Hz: per-process r2r listeners vs one \`tf_shm_bridge\` + N \`tf_shm\` consumers, total"
-    echo "CPU and PSS over 30 s) and **bridge ingest** (transforms/s of the bridge's write path"
-    echo "without DDS; DDS receive → visible-to-a-reader latency p50/p99/p99.9) need the ROS"
-    echo "bridge, which has not landed. No numbers are given for them here, and none are estimated."
+    if [ "$latency_result" = ok ]; then
+        echo "\`scripts/latency.sh\`: *ingest* is \`ArenaWriter::set_transform\` alone (no DDS) on an"
+        echo "in-memory arena with the default configuration, fed a PR2-shaped stream (51 statics, 30"
+        echo "joints per 10 ms tick, 2 base transforms every other tick) for 120 s of stamps, so the 10 s"
+        echo "cache is pruning. *Latency*: an rclpy publisher stamps \`lat_parent → lat_child\` with its"
+        echo "wall clock just before each publish at 500 Hz; \`latency_probe\` polls the arena every"
+        echo "20 µs through \`tf_shm::open()\`. It includes rclpy serialisation and DDS transit, so it"
+        echo "bounds DDS receive → visible from above."
+        echo
+        python3 - "$work/latency.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+ing = next(r for r in rows if "ingest_transforms" in r)
+lat = next(r for r in rows if "samples" in r)
+print("| bridge write path (no DDS) | transforms | transforms/s (wall) | transforms/s (CPU) | ns/transform (CPU) |")
+print("|---|---:|---:|---:|---:|")
+print(f"| `ArenaWriter::set_transform` | {ing['ingest_transforms']} | {ing['per_s_wall']/1e6:.2f} M | "
+      f"{ing['per_s_cpu']/1e6:.2f} M | {ing['ns_per_transform_cpu']:.0f} |")
+print()
+print("| publish → visible to a reader | samples | p50 | p90 | p99 | p99.9 | max |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+print(f"| rclpy → DDS → tf_shm_bridge → arena → `lookup_pair` | {lat['samples']} | "
+      + " | ".join(f"{lat[k]:.0f} µs" for k in ("p50_us", "p90_us", "p99_us", "p999_us", "max_us")) + " |")
+PY
+    else
+        echo "**Not measured in this run** ($latency_result: \`scripts/latency.sh\` needs root for its"
+        echo "loopback-only network namespace). No numbers are given, and none are estimated."
+    fi
+    echo
+    echo "## Fan-out: N consumers of one TF tree (issue 6 item 3)"
+    echo
+    if [ "$fanout_result" = ok ]; then
+        echo "\`scripts/fanout.sh\`: N consumer processes each need TF for a 50-frame tree at 100 Hz."
+        echo "Source: \`scripts/fanout_publisher.py\` (rclpy; the 50 dynamic transforms of a binary tree"
+        echo "under \`odom\` in one TFMessage per 10 ms tick on /tf, 4 statics once on /tf_static). Every"
+        echo "consumer looks up the same 8 pairs (leaf↔root, across branches, static↔static) at time 0"
+        echo "at 100 Hz. **A** (\`examples/fanout_listener.rs\`, what tf2_ros listeners do): N r2r"
+        echo "nodes, each subscribing /tf (keep-last 100, reliable, volatile) and /tf_static (keep-last"
+        echo "100, reliable, transient-local) and writing every transform into its own private"
+        echo "\`Arena::in_memory\` buffer (tf2's rules, 256 frames in 16 MiB, sized for this workload:"
+        echo "a heap arena is resident in full); one thread. **B**: one \`tf_shm_bridge\` (defaults: 64"
+        echo "MiB shared arena) and N \`examples/fanout_consumer.rs\` (no ROS, \`tf_shm::open()\`)."
+        echo "All ROS processes in one loopback-only network namespace, Fast DDS, localhost discovery."
+        echo "After a ${fanout_warmup} s warm-up, a ${fanout_window} s window: CPU = utime+stime of every process of the"
+        echo "arm (\`/proc/<pid>/stat\`) from window start to end, in % of one core; PSS = sum of"
+        echo "\`/proc/<pid>/smaps_rollup\` at window end. **The publisher is included in both arms.**"
+        echo "Lookups are counted inside the window. Load average before the step: $fanout_load_before, after:"
+        echo "$fanout_load_after (one run per cell: this is a shared machine)."
+        echo
+        scripts/fanout.sh --table <"$work/fanout.jsonl"
+    else
+        echo "**Not measured in this run** ($fanout_result: \`scripts/fanout.sh\` needs root for its"
+        echo "loopback-only network namespace). No numbers are given, and none are estimated."
+    fi
     echo
     echo "## Analysis (hand-written; kept across re-runs)"
     echo

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Fan-out benchmark (issue 6 item 3): N consumer processes each needing TF for a 50-frame tree at
+# 100 Hz, two ways, in a loopback-only network namespace (root; ROS_AUTOMATIC_DISCOVERY_RANGE=
+# LOCALHOST too, so no DDS traffic leaves the machine):
+#
+#   A  "per-process listeners" (what tf2_ros does): N examples/fanout_listener.rs, each an r2r node
+#      subscribing /tf and /tf_static into its own private buffer;
+#   B  one tf_shm_bridge + N examples/fanout_consumer.rs reading the shared arena (no ROS).
+#
+# Both: scripts/fanout_publisher.py (50 dynamic frames in one TFMessage per 10 ms tick, 4
+# statics) and every consumer looking up the same 8 frame pairs at time 0 at 100 Hz.
+# After a warm-up, total CPU time (utime+stime from /proc/<pid>/stat, window start to end) and
+# total PSS (/proc/<pid>/smaps_rollup at window end) of every process of the arm, publisher
+# included.
+#
+#   scripts/fanout.sh [--window S] [--warmup S] [--ns "1 2 4 8"]   # defaults 30, 5, "1 2 4 8"
+#   scripts/fanout.sh --table < results.jsonl                      # Markdown table only
+#
+# Stdout: one JSON line per (N, arm); stderr: progress, then the Markdown table.
+# Binaries come from ${CARGO_TARGET_DIR:-target}/release (the normal release profile).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${CARGO_TARGET_DIR:-$root/target}/release
+
+table() {
+  python3 -c "$(cat <<'PY'
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip().startswith("{")]
+by = {(r["n"], r["arm"]): r for r in rows}
+ns = sorted({r["n"] for r in rows})
+mib = lambda k: f"{k / 1024:.1f}"
+print("| N | arm | CPU, % of one core | publisher | bridge | consumers | PSS, MiB | publisher | bridge | consumers | lookups ok / failed after warm-up |")
+print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for n in ns:
+    for arm, label in (("A", "A: N r2r listeners"), ("B", "B: bridge + N tf_shm")):
+        r = by.get((n, arm))
+        if r is None:
+            continue
+        c, p = r["cpu_pct"], r["pss_kib_by_role"]
+        bridge_c = f"{c['bridge']:.1f}" if arm == "B" else "—"
+        bridge_p = mib(p["bridge"]) if arm == "B" else "—"
+        print(f"| {n} | {label} | **{c['total']:.1f}** | {c['publisher']:.1f} | {bridge_c} | "
+              f"{c['consumers']:.1f} | **{mib(r['pss_kib'])}** | {mib(p['publisher'])} | {bridge_p} | "
+              f"{mib(p['consumers'])} | {r['lookups_ok']} / {r['lookups_err']} |")
+cuts = [f"N = {r['n']} arm {r['arm']}: {r['history_cut']} stored with a cut history, {r['refused']} refused"
+        for r in rows if r.get("history_cut") or r.get("refused")]
+if cuts:
+    print()
+    print("Private buffers of arm A short of room (ring pool exhausted): " + "; ".join(cuts) + ".")
+lost = [f"N = {r['n']} arm {r['arm']}" for r in rows if r.get("processes_lost")]
+if lost:
+    print()
+    print("**Processes died during the window** in: " + ", ".join(lost) + ".")
+print()
+print("| N | CPU B/A | PSS B/A | consumers only: CPU B/A | consumers only: PSS B/A |")
+print("|---:|---:|---:|---:|---:|")
+for n in ns:
+    a, b = by.get((n, "A")), by.get((n, "B"))
+    if a and b:
+        ca, cb = a["cpu_pct"], b["cpu_pct"]
+        pa, pb = a["pss_kib_by_role"], b["pss_kib_by_role"]
+        print(f"| {n} | {cb['total'] / ca['total']:.2f} | {b['pss_kib'] / a['pss_kib']:.2f} | "
+              f"{cb['consumers'] / ca['consumers']:.3f} | {pb['consumers'] / pa['consumers']:.3f} |")
+PY
+)"
+}
+
+window=30 warmup=5 ns="1 2 4 8" inner=0
+while (($#)); do
+  case $1 in
+    --in-netns) inner=1; shift ;;
+    --window) window=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --ns) ns=$2; shift 2 ;;
+    --table) table; exit ;;
+    *) echo "usage: $0 [--window S] [--warmup S] [--ns \"1 2 4 8\"] | --table < results.jsonl" >&2; exit 2 ;;
+  esac
+done
+
+if ((!inner)); then
+  [[ $EUID == 0 ]] || { echo "fanout.sh: needs root (loopback-only network namespace)" >&2; exit 1; }
+  eval "$(bash "$root/scripts/ros-env.sh" env)"
+  (cd "$root" && cargo build -q --release -p tf_shm_bridge \
+    --example fanout_listener --example fanout_consumer) >&2
+  results=$(mktemp)
+  trap 'rm -f "$results"' EXIT
+  unshare -n "$0" --in-netns --window "$window" --warmup "$warmup" --ns "$ns" | tee "$results"
+  table <"$results" >&2
+  exit
+fi
+
+ip link set lo up
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+pairs=odom:link_50,odom:sensor_0,link_50:link_41,sensor_0:sensor_1,link_02:link_03,odom:link_25
+pairs+=,link_33:sensor_2,sensor_3:link_49
+hz=$(getconf CLK_TCK)
+logs=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$logs" "${TF_SHM_RUNTIME_DIR:-/nonexistent-tf-shm}"
+}
+trap cleanup EXIT
+
+# utime+stime ticks of one process (all its threads); fields after the ")" of the comm.
+ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup"; }
+
+run() { # n arm
+  local n=$1 arm=$2 role p i secs
+  export TF_SHM_RUNTIME_DIR
+  TF_SHM_RUNTIME_DIR=$(mktemp -d)
+  secs=$(awk -v a="$warmup" -v b="$window" 'BEGIN {print a + b + 1.5}')
+  local -A roles=()
+  pids=()
+  python3 "$root/scripts/fanout_publisher.py" & pids+=($!); roles[$!]=publisher
+  if [[ $arm == B ]]; then
+    "$bin/tf_shm_bridge" --log-level warn 2>"$logs/bridge.log" & pids+=($!); roles[$!]=bridge
+  fi
+  local consumers=()
+  for ((i = 0; i < n; i++)); do
+    if [[ $arm == A ]]; then
+      "$bin/examples/fanout_listener" --pairs "$pairs" --secs "$secs" --skip "$warmup" \
+        --name "listener_$i" 2>"$logs/c$i.log" &
+    else
+      "$bin/examples/fanout_consumer" --pairs "$pairs" --secs "$secs" --skip "$warmup" \
+        2>"$logs/c$i.log" &
+    fi
+    pids+=($!); roles[$!]=consumers; consumers+=($!)
+  done
+  sleep "$warmup"
+  local -A t0=()
+  for p in "${pids[@]}"; do t0[$p]=$(ticks "$p"); done
+  local w0 w1
+  w0=$(date +%s.%N)
+  sleep "$window"
+  local -A cpu=([publisher]=0 [bridge]=0 [consumers]=0)
+  local -A mem=([publisher]=0 [bridge]=0 [consumers]=0)
+  local dead=0
+  for p in "${pids[@]}"; do
+    if [[ -r /proc/$p/stat ]] && [[ $(awk '{print $3}' "/proc/$p/stat") != Z ]]; then
+      cpu[${roles[$p]}]=$((cpu[${roles[$p]}] + $(ticks "$p") - t0[$p]))
+      mem[${roles[$p]}]=$((mem[${roles[$p]}] + $(pss "$p")))
+    else
+      dead=$((dead + 1))
+    fi
+  done
+  w1=$(date +%s.%N)
+  for p in "${consumers[@]}"; do wait "$p" || dead=$((dead + 1)); done
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$TF_SHM_RUNTIME_DIR"
+  python3 - "$n" "$arm" "$w0" "$w1" "$hz" "${cpu[publisher]}" "${cpu[bridge]}" \
+    "${cpu[consumers]}" "${mem[publisher]}" "${mem[bridge]}" "${mem[consumers]}" "$dead" \
+    "$logs" <<'PY'
+import glob, json, sys
+n, arm, w0, w1, hz, pub, bri, con, mpub, mbri, mcon, dead, logs = sys.argv[1:]
+secs, hz = float(w1) - float(w0), int(hz)
+pub, bri, con, mpub, mbri, mcon = map(int, (pub, bri, con, mpub, mbri, mcon))
+pct = lambda t: round(100.0 * t / hz / secs, 2)
+tot = {"lookups_ok": 0, "lookups_err": 0, "refused": 0, "history_cut": 0}
+first_err, reports = "", 0
+for f in sorted(glob.glob(logs + "/c*.log")):
+    for line in open(f):
+        if line.startswith("{"):
+            d = json.loads(line)
+            reports += 1
+            for k in tot:
+                tot[k] += d.get(k, 0)
+            first_err = first_err or d.get("first_err", "")
+print(json.dumps({"n": int(n), "arm": arm, "window_s": round(secs, 2),
+                  "cpu_s": round((pub + bri + con) / hz, 2),
+                  "cpu_pct": {"total": pct(pub + bri + con), "publisher": pct(pub),
+                              "bridge": pct(bri), "consumers": pct(con)},
+                  "pss_kib": mpub + mbri + mcon,
+                  "pss_kib_by_role": {"publisher": mpub, "bridge": mbri, "consumers": mcon},
+                  **tot, "first_err": first_err, "consumer_reports": reports,
+                  "processes_lost": int(dead)}), flush=True)
+PY
+  rm -f "$logs"/c*.log
+}
+
+for n in $ns; do
+  for arm in A B; do
+    echo "fanout: N=$n arm $arm (${warmup} s warm-up, ${window} s window) …" >&2
+    run "$n" "$arm"
+  done
+done
