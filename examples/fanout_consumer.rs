@@ -9,34 +9,20 @@
 //! Exits after S seconds (default 60) and prints one JSON line on stderr: lookups that
 //! succeeded and failed after the first S0 seconds (default 0). `scripts/fanout.sh` runs it.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
-use tf_shm::FramePair;
-
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
-
-fn parse_pairs(s: &str) -> Vec<FramePair> {
-    s.split(',')
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once(':') {
-            Some((t, s)) => FramePair::new(t, s),
-            None => {
-                eprintln!("fanout_consumer: pair \"{p}\" is not target:source");
-                std::process::exit(2)
-            }
-        })
-        .collect()
-}
+use common::{arg, parse_pairs, Tally};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let secs: f64 = arg(&args, "--secs").map_or(Ok(60.0), |s| s.parse())?;
     let skip: f64 = arg(&args, "--skip").map_or(Ok(0.0), |s| s.parse())?;
-    let mut pairs = parse_pairs(&arg(&args, "--pairs").unwrap_or_default());
+    let mut pairs = parse_pairs(
+        &arg(&args, "--pairs").unwrap_or_default(),
+        "fanout_consumer",
+    );
 
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(secs);
@@ -51,9 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let period = Duration::from_millis(10);
     let mut next = Instant::now() + period;
     let count_from = start + Duration::from_secs_f64(skip);
-    let mut first_err = String::new();
-    let (mut ok, mut err) = (0u64, 0u64);
-    let mut sink = 0.0f64;
+    let mut tally = Tally::default();
     loop {
         let now = Instant::now();
         if now >= end {
@@ -65,20 +49,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         for pair in pairs.iter_mut() {
             let r = buffer.lookup_pair(pair, 0);
-            if now < count_from {
-                continue;
-            }
-            match r {
-                Ok((_, t)) => {
-                    ok += 1;
-                    sink += t.translation[0];
-                }
-                Err(e) => {
-                    if err == 0 {
-                        first_err = format!("{}->{}: {e}", pair.target(), pair.source());
-                    }
-                    err += 1;
-                }
+            if now >= count_from {
+                tally.record(pair, r);
             }
         }
         next += period;
@@ -87,9 +59,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     eprintln!(
-        "{{\"arm\":\"B\",\"lookups_ok\":{ok},\"lookups_err\":{err},\"sink\":{},\"first_err\":{:?}}}",
-        sink.is_finite(),
-        first_err
+        "{{\"arm\":\"B\",\"lookups_ok\":{},\"lookups_err\":{},\"sink\":{},\"first_err\":{:?}}}",
+        tally.ok,
+        tally.err,
+        tally.sink.is_finite(),
+        tally.first_err
     );
     Ok(())
 }

@@ -15,35 +15,20 @@
 //! lookups that succeeded and failed after the first S0 seconds (default 0), messages and
 //! transforms received, samples refused or stored with a cut history. `scripts/fanout.sh` runs it.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use futures::{FutureExt, StreamExt};
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::QosProfile;
 use tf_shm::validate::TransformInput;
-use tf_shm::{Arena, ArenaConfig, ArenaWriter, FramePair, WriteStatus};
+use tf_shm::{Arena, ArenaConfig, ArenaWriter, WriteStatus};
+
+use common::{arg, parse_pairs, Tally};
 
 /// What tf2_ros's C++ `TransformListener` passes as authority.
 const AUTHORITY: &str = "Authority undetectable";
-
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
-
-fn parse_pairs(s: &str) -> Vec<FramePair> {
-    s.split(',')
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once(':') {
-            Some((t, s)) => FramePair::new(t, s),
-            None => {
-                eprintln!("fanout_listener: pair \"{p}\" is not target:source");
-                std::process::exit(2)
-            }
-        })
-        .collect()
-}
 
 #[derive(Default)]
 struct Counts {
@@ -82,7 +67,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         arg(&args, "--name").unwrap_or_else(|| format!("fanout_listener_{}", std::process::id()));
     let skip: f64 = arg(&args, "--skip").map_or(Ok(0.0), |s| s.parse())?;
     let budget_mb: usize = arg(&args, "--budget-mb").map_or(Ok(16), |s| s.parse())?;
-    let mut pairs = parse_pairs(&arg(&args, "--pairs").unwrap_or_default());
+    let mut pairs = parse_pairs(
+        &arg(&args, "--pairs").unwrap_or_default(),
+        "fanout_listener",
+    );
 
     let ctx = r2r::Context::create()?;
     let mut node = r2r::Node::create(ctx, &name, "")?;
@@ -107,10 +95,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let end = start + Duration::from_secs_f64(secs);
     let mut next = start + period;
     let count_from = start + Duration::from_secs_f64(skip);
-    let mut first_err = String::new();
-    let (mut ok, mut err) = (0u64, 0u64);
+    let mut tally = Tally::default();
     let mut c = Counts::default();
-    let mut sink = 0.0f64;
     loop {
         let now = Instant::now();
         if now >= end {
@@ -119,20 +105,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if now >= next {
             for pair in pairs.iter_mut() {
                 let r = view.lookup_pair(pair, 0);
-                if now < count_from {
-                    continue;
-                }
-                match r {
-                    Ok((_, t)) => {
-                        ok += 1;
-                        sink += t.translation[0];
-                    }
-                    Err(e) => {
-                        if err == 0 {
-                            first_err = format!("{}->{}: {e}", pair.target(), pair.source());
-                        }
-                        err += 1;
-                    }
+                if now >= count_from {
+                    tally.record(pair, r);
                 }
             }
             next += period;
@@ -150,13 +124,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     eprintln!(
-        "{{\"arm\":\"A\",\"lookups_ok\":{ok},\"lookups_err\":{err},\"msgs\":{},\"transforms\":{},\"refused\":{},\"history_cut\":{},\"sink\":{},\"first_err\":{:?}}}",
+        "{{\"arm\":\"A\",\"lookups_ok\":{},\"lookups_err\":{},\"msgs\":{},\"transforms\":{},\"refused\":{},\"history_cut\":{},\"sink\":{},\"first_err\":{:?}}}",
+        tally.ok,
+        tally.err,
         c.msgs,
         c.transforms,
         c.refused,
         c.history_cut,
-        sink.is_finite(),
-        first_err
+        tally.sink.is_finite(),
+        tally.first_err
     );
     Ok(())
 }
