@@ -76,11 +76,17 @@ pub fn get_data<H: History + ?Sized>(
     if !interpolate {
         return Ok(older);
     }
-    let newer = h.sample(older_i + 1);
+    Ok(from_bracket(&older, &h.sample(older_i + 1), time))
+}
+
+/// tf2's `getData` answer from the bracket around `time`: `older` unchanged when the parents
+/// differ, else [`interpolate_samples`].
+#[inline]
+pub fn from_bracket(older: &Sample, newer: &Sample, time: i64) -> Sample {
     if older.parent != newer.parent {
-        return Ok(older);
+        return *older;
     }
-    Ok(interpolate_samples(&older, &newer, time))
+    interpolate_samples(older, newer, time)
 }
 
 /// tf2's `TimeCache::interpolate(one, two, time)`: equal stamps return `two`; else translation
@@ -114,13 +120,10 @@ fn upper_bound<H: History + ?Sized>(h: &H, time: i64, earliest: i64, latest: i64
         return 0;
     }
     let above = |i: usize| h.stamp(i) > time;
-    let span = i128::from(latest) - i128::from(earliest);
-    let guess = if span > 0 {
-        let g = (i128::from(time) - i128::from(earliest)) * (n as i128 - 1) / span;
-        g.clamp(0, n as i128 - 1) as usize
-    } else {
-        0
-    };
+    // A guess only (any index is correct, a close one is fast), so f64 suffices; wrapping and
+    // the saturating cast keep garbage stamps in range.
+    let frac = time.wrapping_sub(earliest) as f64 / latest.wrapping_sub(earliest) as f64;
+    let guess = ((frac * (n - 1) as f64) as usize).min(n - 1);
     // Invariant: every index < lo is ≤ time, every index ≥ hi is above it (for sorted data).
     let (mut lo, mut hi);
     let mut step = 1usize;

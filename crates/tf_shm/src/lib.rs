@@ -27,6 +27,7 @@ pub mod error;
 pub mod history;
 pub mod inspect;
 pub mod math;
+pub(crate) mod path;
 pub mod rendezvous;
 pub(crate) mod ring;
 pub mod sample;

@@ -26,7 +26,7 @@
 
 use std::cell::Cell;
 
-use crate::arena::layout::Slot;
+use crate::arena::layout::{RingHeader, Slot};
 use crate::arena::region::RingRef;
 use crate::sample::{Sample, Transform};
 use crate::store::History;
@@ -407,12 +407,111 @@ pub(crate) fn read<R>(
     }
 }
 
+/// The two adjacent samples around `time` — `older` the last with `stamp ≤ time`, `newer` the
+/// next — when `time` lies strictly between the oldest and the newest stamp of `ring` (clear
+/// generation `generation`): the common case of a lookup, in one attempt and a few loads.
+/// `None` when that case does not apply or the read raced the writer; the caller then takes
+/// [`read`] with [`crate::history::get_data`], which answers every case. Validated as
+/// [`Snapshot`] is (same epoch, generation and lap check).
+#[inline]
+pub(crate) fn read_bracket(
+    ring: RingRef<'_>,
+    generation: u64,
+    time: i64,
+) -> Option<(Sample, Sample)> {
+    let h = ring.header;
+    let epoch = h.epoch.load(Ordering::Acquire);
+    if epoch & 1 == 1 || h.generation.load(Ordering::Acquire) != generation {
+        return None;
+    }
+    let head = h.head.load(Ordering::Acquire);
+    let tail = h.tail.load(Ordering::Acquire);
+    let cap = ring.slots.len() as u64;
+    let n = head.wrapping_sub(tail);
+    if tail >= head || n > cap || n < 2 {
+        return None;
+    }
+    let mask = cap - 1;
+    let stamp = |idx: u64| ring.stamps[(idx & mask) as usize].load(Ordering::Relaxed);
+    let (earliest, latest) = (stamp(tail), stamp(head - 1));
+    if !(earliest < time && time < latest) {
+        return None;
+    }
+    // Where a uniform rate puts `time`: usually the bracket itself, so its two slots are read
+    // straight away (their stamps tell) rather than after a probe of the stamp index, which
+    // would be a second dependent cache miss.
+    // (The nudge makes a query at a sample's exact stamp land on that sample, not a
+    // rounding error below it.)
+    let frac = time.wrapping_sub(earliest) as f64 / latest.wrapping_sub(earliest) as f64;
+    let mut i = tail + ((frac * (n - 1) as f64 + 1e-6) as u64).min(n - 2);
+    let slot = |idx: u64| &ring.slots[(idx & mask) as usize];
+    let guessed = try_read_slot(slot(i))
+        .zip(try_read_slot(slot(i + 1)))
+        .filter(|(older, newer)| older.stamp <= time && time < newer.stamp);
+    if let Some((older, newer)) = guessed {
+        return validate_bracket(h, epoch, generation, tail, cap).then_some((older, newer));
+    }
+    // Otherwise a step or two along the index.
+    let mut steps = 0;
+    loop {
+        if stamp(i) > time {
+            if i == tail {
+                return None;
+            }
+            i -= 1;
+        } else if stamp(i + 1) <= time {
+            i += 1;
+            if i + 1 >= head {
+                return None;
+            }
+        } else {
+            break;
+        }
+        steps += 1;
+        if steps > 4 {
+            return None;
+        }
+    }
+    let older = try_read_slot(slot(i))?;
+    let newer = try_read_slot(slot(i + 1))?;
+    // The slots' own stamps must bracket `time` as the index said.
+    (older.stamp <= time && time < newer.stamp && validate_bracket(h, epoch, generation, tail, cap))
+        .then_some((older, newer))
+}
+
+/// [`Snapshot::validate`] for a read that started at logical index `oldest`.
+#[inline]
+fn validate_bracket(h: &RingHeader, epoch: u64, generation: u64, oldest: u64, cap: u64) -> bool {
+    fence(Ordering::Acquire);
+    h.epoch.load(Ordering::Relaxed) == epoch
+        && h.generation.load(Ordering::Relaxed) == generation
+        && h.claim.load(Ordering::Relaxed) <= oldest.saturating_add(cap)
+}
+
+/// The newest sample of `ring` (clear generation `generation`) in one attempt; `None` when
+/// the ring is empty or the read raced (the caller then takes [`read`]).
+#[inline]
+pub(crate) fn read_newest(ring: RingRef<'_>, generation: u64) -> Option<Sample> {
+    let h = ring.header;
+    let epoch = h.epoch.load(Ordering::Acquire);
+    if epoch & 1 == 1 || h.generation.load(Ordering::Acquire) != generation {
+        return None;
+    }
+    let head = h.head.load(Ordering::Acquire);
+    let tail = h.tail.load(Ordering::Acquire);
+    let cap = ring.slots.len() as u64;
+    if tail >= head || head - tail > cap {
+        return None;
+    }
+    let s = try_read_slot(&ring.slots[((head - 1) & (cap - 1)) as usize])?;
+    validate_bracket(h, epoch, generation, head - 1, cap).then_some(s)
+}
+
 /// Model checks of the protocol: run with
 /// `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tf_shm --release --lib ring::loom_model`.
 #[cfg(all(test, loom))]
 mod loom_model {
     use super::*;
-    use crate::arena::layout::RingHeader;
     use crate::history::get_data;
     use crate::sync::{AtomicI64, AtomicU64};
     use loom::sync::Arc;

@@ -9,20 +9,39 @@ use crate::arena::layout::*;
 use crate::arena::region::Region;
 use crate::arena::{names, ArenaIdentity, Geometry};
 use crate::error::{ArenaError, TransformError};
-use crate::history::get_data;
+use crate::history::{from_bracket, get_data};
+use crate::math::canonicalize_unit;
+use crate::path;
+use crate::path::Path;
 use crate::ring::{self, read_slot};
-use crate::sample::{FrameId, Sample, Transform, TransformStamped};
+use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 use crate::store::{CacheError, FrameStore, History, HistorySpan, LinkAt};
 use crate::sync::Ordering;
 use crate::walk;
 
-/// A (target, source) pair for [`ArenaView::lookup_pair`]: names kept, ids cached per arena.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Where a frame's link lives.
+enum FrameLink<'a> {
+    Static(&'a Slot),
+    Dynamic(crate::arena::region::RingRef<'a>),
+}
+
+/// A (target, source) pair for [`ArenaView::lookup_pair`]: names kept; ids and the compiled
+/// path between them (`crate::path`) cached per arena. Pairs compare by their names.
+#[derive(Clone, Debug)]
 pub struct FramePair {
     target: Box<str>,
     source: Box<str>,
     resolved: Option<([u8; 16], FrameId, FrameId)>,
+    path: Path,
 }
+
+impl PartialEq for FramePair {
+    fn eq(&self, other: &FramePair) -> bool {
+        self.target == other.target && self.source == other.source
+    }
+}
+
+impl Eq for FramePair {}
 
 impl FramePair {
     /// A pair for `T_target_source` lookups.
@@ -31,6 +50,7 @@ impl FramePair {
             target: target.into(),
             source: source.into(),
             resolved: None,
+            path: Path::default(),
         }
     }
 
@@ -153,6 +173,94 @@ impl ArenaView {
             .ok_or(ArenaError::Contended { frame: id })
     }
 
+    /// The arena's clear generation (bumped by every `clear()`).
+    pub(crate) fn clear_generation(&self) -> u64 {
+        self.header().clear_generation.load(Ordering::Acquire)
+    }
+
+    /// Where `id`'s link lives; `None` for a frame without cache, a dynamic frame without a
+    /// ring yet, or a damaged record.
+    #[inline]
+    fn frame_link(&self, id: FrameId) -> Option<FrameLink<'_>> {
+        let rec = self.record(id).ok()?;
+        match rec.kind.load(Ordering::Acquire) {
+            KIND_STATIC => Some(FrameLink::Static(&rec.static_slot)),
+            KIND_DYNAMIC => self.ring(rec).ok()?.map(FrameLink::Dynamic),
+            _ => None,
+        }
+    }
+
+    /// Whether `id` is a frame without cache (only ever seen as a parent).
+    pub(crate) fn has_no_cache(&self, id: FrameId) -> bool {
+        self.record(id)
+            .is_ok_and(|r| r.kind.load(Ordering::Acquire) == KIND_NONE)
+    }
+
+    /// tf2's `getData` for `id` at `time` (0: newest) in clear generation `generation`, or
+    /// `None` for a frame without cache, a link that cannot answer (tf2's errors, parent 0),
+    /// one that stays contended, or a damaged record. One attempt at a static slot.
+    #[inline]
+    pub(crate) fn sample_at(&self, id: FrameId, generation: u64, time: i64) -> Option<Sample> {
+        let s = match self.frame_link(id)? {
+            // tf2's StaticCache answers any time with the requested stamp.
+            FrameLink::Static(slot) => Sample {
+                stamp: time,
+                ..ring::try_read_slot(slot)?
+            },
+            FrameLink::Dynamic(r) => match ring::read_bracket(r, generation, time) {
+                Some((older, newer)) => from_bracket(&older, &newer, time),
+                // Time 0 or the newest stamp: the newest sample (the last of equal stamps).
+                None => match ring::read_newest(r, generation) {
+                    Some(s) if time == 0 || s.stamp == time => s,
+                    _ => ring::read(r, generation, |h| get_data(h, time, true))?.ok()?,
+                },
+            },
+        };
+        (s.parent != NO_FRAME).then_some(s)
+    }
+
+    /// tf2's `getParent` for `id` at `time`: `Some(Err(()))` when the link exists but cannot
+    /// answer at `time` (tf2's parent 0), `None` for anything [`ArenaView::sample_at`] refuses.
+    pub(crate) fn parent_at(
+        &self,
+        id: FrameId,
+        generation: u64,
+        time: i64,
+    ) -> Option<Result<FrameId, ()>> {
+        let parent = match self.frame_link(id)? {
+            FrameLink::Static(slot) => ring::try_read_slot(slot)?.parent,
+            FrameLink::Dynamic(r) => match ring::read(r, generation, |h| get_data(h, time, false))?
+            {
+                Ok(s) => s.parent,
+                Err(_) => NO_FRAME,
+            },
+        };
+        Some(if parent == NO_FRAME {
+            Err(())
+        } else {
+            Ok(parent)
+        })
+    }
+
+    /// tf2's `getLatestTimeAndParent` for a frame with a non-empty cache: `(0, parent)` for a
+    /// static, the newest sample's stamp and parent otherwise; `None` for anything else
+    /// (an empty cache is tf2's parent 0).
+    pub(crate) fn newest(&self, id: FrameId, generation: u64) -> Option<(i64, FrameId)> {
+        let (stamp, parent) = match self.frame_link(id)? {
+            FrameLink::Static(slot) => (0, ring::try_read_slot(slot)?.parent),
+            FrameLink::Dynamic(r) => {
+                let s = match ring::read_newest(r, generation) {
+                    Some(s) => s,
+                    None => ring::read(r, generation, |h| {
+                        (!h.is_empty()).then(|| h.sample(h.len() - 1))
+                    })??,
+                };
+                (s.stamp, s.parent)
+            }
+        };
+        (parent != NO_FRAME).then_some((stamp, parent))
+    }
+
     /// Status bits of the arena (`STATUS_*` in [`crate::arena::layout`]).
     pub fn status(&self) -> u64 {
         self.header().status.load(Ordering::Relaxed)
@@ -161,9 +269,14 @@ impl ArenaView {
     // ---- tf2's queries (see `walk` for what each reproduces) ----
 
     /// [`ArenaView::lookup_transform`] for hot loops: the pair's names are resolved to frame
-    /// ids on first use (and again only if the pair was last used with another arena), so
-    /// repeated lookups do no string work. Frame ids are permanent within an arena and the walk
-    /// follows each sample's parent, so re-parenting and new frames need no invalidation.
+    /// ids on first use (and again only if the pair was last used with another arena), and the
+    /// path tf2's walk takes between them is compiled and kept in the pair, so repeated lookups
+    /// do no string work and read only the links they need, each in one attempt when no writer
+    /// is in the way. Every lookup still checks each link's parent at the query time against
+    /// the path; on any difference (re-parenting, a new link, a clear, an error, a racing
+    /// writer) it runs tf2's walk instead and recompiles, so the answer is always the walk's.
+    /// Results equal [`ArenaView::lookup_transform`]'s to rounding (the path composes up to the
+    /// common ancestor rather than through the root, as tf2 does).
     ///
     /// Returns the stamp (ns; as `lookup_transform`) and `T_target_source`.
     /// Errors: exactly those of [`ArenaView::lookup_transform`].
@@ -174,12 +287,21 @@ impl ArenaView {
     ) -> Result<(i64, Transform), TransformError> {
         if let Some((instance, target, source)) = pair.resolved {
             if instance == self.identity.instance_uuid {
-                return walk::lookup_transform_ids(self, target, source, time);
+                if let Some((stamp, t)) = path::lookup(self, &pair.path, time) {
+                    let rotation = canonicalize_unit(&t.rotation);
+                    return Ok((stamp, Transform { rotation, ..t }));
+                }
+                // Not compiled yet, or the path no longer holds: tf2's walk, then recompile.
+                let r = walk::lookup_transform_ids(self, target, source, time)?;
+                pair.path.compile(self, target, source, time);
+                return Ok(r);
             }
         }
         let r = walk::lookup_transform(self, &pair.target, &pair.source, time)?;
+        pair.path.reset();
         if let (Some(t), Some(s)) = (self.frame_id(&pair.target)?, self.frame_id(&pair.source)?) {
             pair.resolved = Some((self.identity.instance_uuid, t, s));
+            pair.path.compile(self, t, s, time);
         }
         Ok((r.stamp, r.transform))
     }

@@ -16,7 +16,7 @@
 //! resolving time 0). Every text a failure carries is tf2's (see [`crate::error`]).
 
 use crate::error::{ArenaError, FrameArgProblem, TransformError};
-use crate::math::{accumulate, canonicalize, inverse, inverse_times, MatTransform};
+use crate::math::{accumulate, canonicalize_unit, inverse, inverse_times, MatTransform};
 use crate::sample::{FrameId, Transform, TransformStamped, NO_FRAME};
 use crate::store::{CacheError, FrameStore, LinkAt};
 use crate::time::display_time;
@@ -366,7 +366,8 @@ fn lookup_raw<S: FrameStore + ?Sized>(
 /// * Names are validated target first: empty or leading `/` → `InvalidArgument`, unknown →
 ///   `Lookup` (tf2's texts).
 /// * The answer's stamp is `time`, or the latest common time for 0 (spec §6.1); its rotation
-///   is canonicalised through a matrix as ROS 2 does (spec §6.4).
+///   is normalised and signed as ROS 2's matrix round trip does (spec §6.4; equal to it up to
+///   rounding, see [`crate::math::canonicalize_unit`]).
 ///
 /// # Errors
 /// tf2's exceptions ([`TransformError`]) with tf2 Jazzy's texts; `Arena` if the store is
@@ -384,7 +385,7 @@ pub fn lookup_transform<'a, S: FrameStore + ?Sized>(
         child_frame_id: source,
         transform: Transform {
             translation: raw.translation,
-            rotation: canonicalize(&raw.rotation),
+            rotation: canonicalize_unit(&raw.rotation),
         },
     })
 }
@@ -421,7 +422,7 @@ pub fn lookup_transform_ids<S: FrameStore + ?Sized>(
         stamp,
         Transform {
             translation: raw.translation,
-            rotation: canonicalize(&raw.rotation),
+            rotation: canonicalize_unit(&raw.rotation),
         },
     ))
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tf_shm::validate::TransformInput;
-use tf_shm::{Arena, ArenaConfig, ArenaView, TransformError};
+use tf_shm::{Arena, ArenaConfig, ArenaView, FramePair, TransformError};
 
 const MS: i64 = 1_000_000;
 const CHILD_ENV: &str = "TF_SHM_TEST_ARENA_PATH";
@@ -38,10 +38,24 @@ fn write(w: &mut tf_shm::ArenaWriter, k: i64) {
     w.set_transform(&t, "race", false).unwrap();
 }
 
-/// Checks one answer; returns false for an acceptable failure (the time left the window).
-fn check(view: &ArenaView, t: i64) -> bool {
-    match view.lookup_transform("world", "a", t) {
-        Ok(r) => {
+/// Checks one answer, through the names (tf2's walk) or through `pair` (its compiled path and
+/// single-attempt ring reads) in turn; returns false for an acceptable failure (the time left
+/// the window).
+fn check(view: &ArenaView, pair: Option<&mut FramePair>, t: i64) -> bool {
+    let answer = match pair {
+        None => view
+            .lookup_transform("world", "a", t)
+            .map(|r| (r.stamp, r.transform)),
+        Some(pair) => view.lookup_pair(pair, t),
+    };
+    match answer {
+        Ok((stamp, transform)) => {
+            let r = tf_shm::TransformStamped {
+                stamp,
+                frame_id: "world",
+                child_frame_id: "a",
+                transform,
+            };
             let at = if t == 0 { r.stamp } else { t };
             assert_eq!(r.stamp, at);
             let (p, q) = expected(at);
@@ -65,6 +79,7 @@ fn check(view: &ArenaView, t: i64) -> bool {
 fn reader(view: &ArenaView, stop: &AtomicBool, newest: &dyn Fn() -> i64) -> (u64, u64) {
     let (mut ok, mut missed) = (0u64, 0u64);
     let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut pair = FramePair::new("world", "a");
     while !stop.load(Ordering::Relaxed) {
         x ^= x << 13;
         x ^= x >> 7;
@@ -79,7 +94,8 @@ fn reader(view: &ArenaView, stop: &AtomicBool, newest: &dyn Fn() -> i64) -> (u64
         if t < 0 {
             continue;
         }
-        if check(view, t) {
+        let through_pair = (x >> 7).is_multiple_of(2);
+        if check(view, through_pair.then_some(&mut pair), t) {
             ok += 1;
         } else {
             missed += 1;

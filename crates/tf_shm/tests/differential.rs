@@ -15,7 +15,7 @@
 //! of random scenarios (default 10000). Needs `apt-get install python3-tf2
 //! python3-geometry-msgs`; without them the test fails (it never skips).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,7 +25,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tf_shm::arena::layout::ring_bytes;
 use tf_shm::validate::TransformInput;
-use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, TransformError, TransformStamped};
+use tf_shm::TransformStamped;
+use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair, TransformError};
 use tf_shm::{SetTransformError, WriteStatus};
 
 const DEFAULT_SEED: u64 = 20260611;
@@ -256,6 +257,7 @@ fn apply(
     op: &[Value],
     want: &Value,
     tally: &mut Tally,
+    pairs: &mut HashMap<(String, String), FramePair>,
 ) -> Result<(), (&'static str, String)> {
     let kind = s(&op[0]);
     if want.get("x").is_some() {
@@ -284,8 +286,28 @@ fn apply(
     tally.compared += 1;
     match kind {
         "lookup" => {
-            let (t, src) = (s(&op[1]), s(&op[2]));
-            check_lookup(want, view.lookup_transform(t, src, int(&op[3])), t, src)
+            let (t, src, time) = (s(&op[1]), s(&op[2]), int(&op[3]));
+            check_lookup(want, view.lookup_transform(t, src, time), t, src)?;
+            // The hot-loop form, with a pair kept across the scenario's inserts and clears so
+            // its compiled path goes stale: the first call may recompile, the second uses the
+            // path. Both must give tf2's answer.
+            let pair = pairs
+                .entry((t.to_string(), src.to_string()))
+                .or_insert_with(|| FramePair::new(t, src));
+            for _ in 0..2 {
+                let got = view
+                    .lookup_pair(pair, time)
+                    .map(|(stamp, transform)| TransformStamped {
+                        stamp,
+                        frame_id: t,
+                        child_frame_id: src,
+                        transform,
+                    });
+                check_lookup(want, got, t, src).map_err(|(what, got)| {
+                    (if what == "text" { "pair text" } else { "pair" }, got)
+                })?;
+            }
+            Ok(())
         }
         "lookup_full" => {
             let (t, src) = (s(&op[1]), s(&op[3]));
@@ -331,6 +353,7 @@ fn config_for(sc: &Scenario) -> ArenaConfig {
 fn replay(index: usize, sc: &Scenario, tally: &mut Tally, mismatches: &mut Vec<Mismatch>) {
     let config = config_for(sc);
     let (mut writer, view) = Arena::in_memory(&config).expect("in-memory arena");
+    let mut pairs = HashMap::new();
     assert_eq!(
         sc.ops.len(),
         sc.expect.len(),
@@ -339,7 +362,7 @@ fn replay(index: usize, sc: &Scenario, tally: &mut Tally, mismatches: &mut Vec<M
     );
     for (i, (op, want)) in sc.ops.iter().zip(&sc.expect).enumerate() {
         let op = op.as_array().expect("op is an array");
-        if let Err((what, got)) = apply(&mut writer, &view, op, want, tally) {
+        if let Err((what, got)) = apply(&mut writer, &view, op, want, tally, &mut pairs) {
             mismatches.push(Mismatch {
                 scenario: index,
                 op: i,

@@ -148,3 +148,103 @@ proptest! {
         prop_assert!(quat_dot(&mid, &a) >= -1e-12);
     }
 }
+
+/// Knuth's MMIX LCG: deterministic inputs for the rounding comparison below.
+struct Lcg(u64);
+
+impl Lcg {
+    fn unit(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn sym(&mut self) -> f64 {
+        2.0 * self.unit() - 1.0
+    }
+}
+
+/// `slerp` takes a series for close rotations and tf2's formula otherwise; both must give
+/// tf2's `Quaternion::slerp` up to rounding, on both sides of the switch (θ ≈ 0.1 rad), for
+/// either sign of `b`, and for non-unit inputs (tf2 divides by the norms, never renormalises).
+#[test]
+fn slerp_equals_tf2_formula_up_to_rounding() {
+    let mut rng = Lcg(7);
+    let (mut worst, mut series, mut formula) = (0.0f64, 0, 0);
+    for i in 0..1_000_000 {
+        let mut a = [rng.sym(), rng.sym(), rng.sym(), rng.sym()];
+        let n = quat_length2(&a).sqrt();
+        a.iter_mut().for_each(|v| *v /= n);
+        // A rotation of up to 0.25 rad (half angle 0.125) about a random axis; a third of the
+        // draws at most 1e-3 rad, the rates of real joints sampled at 100 Hz–1 kHz.
+        // Every seventh: at most 1e-8 rad, around tf2's own cut to "θ == 0, return a".
+        let max = if i % 7 == 0 {
+            1e-8
+        } else if i % 3 == 0 {
+            1e-3
+        } else {
+            0.25
+        };
+        let angle = max * rng.unit();
+        let axis = [rng.sym(), rng.sym(), rng.sym()];
+        let an = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt();
+        let (s, c) = (angle / 2.0).sin_cos();
+        let delta = [axis[0] / an * s, axis[1] / an * s, axis[2] / an * s, c];
+        let mut b = quat_mul(&delta, &a);
+        if i % 2 == 1 {
+            b.iter_mut().for_each(|v| *v = -*v);
+        }
+        if i % 5 == 0 {
+            b.iter_mut().for_each(|v| *v *= 1.0 + 1e-7);
+        }
+        let r = rng.unit();
+        let got = slerp(&a, &b, r);
+        let want = slerp_tf2(&a, &b, r);
+        let err = (0..4).map(|k| (got[k] - want[k]).abs()).fold(0.0, f64::max);
+        worst = worst.max(err);
+        if 1.0 - quat_dot(&a, &b).abs() / (quat_length2(&a) * quat_length2(&b)).sqrt() < 5e-3 {
+            series += 1;
+        } else {
+            formula += 1;
+        }
+    }
+    assert!(
+        series > 350_000 && formula > 100_000,
+        "{series} / {formula}"
+    );
+    assert!(
+        worst <= 8e-16,
+        "largest difference from tf2's formula: {worst:e}"
+    );
+}
+
+/// Lookup results skip the matrix round trip: same quaternion to rounding, and the *same sign*
+/// (not merely the same rotation), including near the round trip's decisions (trace 0, equal
+/// diagonal elements) and for inputs off unit length.
+#[test]
+fn canonicalize_unit_equals_the_matrix_round_trip() {
+    let mut rng = Lcg(11);
+    let mut worst = 0.0f64;
+    for i in 0..1_000_000 {
+        let mut q = [rng.sym(), rng.sym(), rng.sym(), rng.sym()];
+        match i % 4 {
+            // |w| = |q|/2 exactly (trace 0), or two equal components.
+            0 => q[3] = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt() / 3f64.sqrt(),
+            1 => q[1] = q[0] * if i % 8 == 1 { -1.0 } else { 1.0 },
+            _ => {}
+        }
+        let n = quat_length2(&q).sqrt();
+        q.iter_mut().for_each(|v| *v /= n);
+        if i % 16 == 3 {
+            q.iter_mut().for_each(|v| *v *= 1.5);
+        }
+        let (got, want) = (canonicalize_unit(&q), canonicalize(&q));
+        let err = (0..4).map(|k| (got[k] - want[k]).abs()).fold(0.0, f64::max);
+        worst = worst.max(err);
+    }
+    assert!(
+        worst <= 1e-15,
+        "largest difference from the round trip: {worst:e}"
+    );
+}

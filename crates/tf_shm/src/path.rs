@@ -1,0 +1,299 @@
+//! Compiled paths: the frames tf2's walk visits between one target and one source, kept with a
+//! [`crate::FramePair`] so that repeated lookups read exactly those links and nothing else.
+//!
+//! A path is a *prediction*. Every lookup through it still reads every link tf2's walk would
+//! need at the query time and checks each sample's parent against the path; any difference
+//! (re-parenting, a new link above the root, a cleared or failing link, a contended ring) makes
+//! [`lookup`] answer `None`, and the caller runs the literal walk (`crate::walk`), which gives
+//! tf2's answer or error, and recompiles. So a path can be stale, never wrong.
+//!
+//! Why the answer equals the literal walk's (spec §4.2) when every check passes, with `A` the
+//! common ancestor of target and source:
+//!
+//! * links from the source up to `A` and from the target up to `A` are read and composed as the
+//!   two passes compose them; the part above `A` enters both accumulators and cancels in
+//!   `inverse_times`, so the path composes only up to `A` (the result differs from tf2's by
+//!   rounding only: tf2 goes through the root, we do not);
+//! * links from `A` up to the root matter only through tf2's *source* pass: it reads them, stops
+//!   at the first failure (which the target pass then forgives by reaching that frame) and
+//!   detects loops. The path therefore reads their parents (no interpolation) up to the first
+//!   failure and checks that they still lead to the same root, a frame without cache;
+//! * when the target is an ancestor of the source, the source pass stops at the target whatever
+//!   the target's own link says: nothing above is read.
+//!
+//! Time 0 resolves tf2's latest common time over the same links and the same checks (spec §5:
+//! stamps of the links below `A` on both sides, statics' zero stamps ignored; newest parents
+//! checked up to the root).
+
+use crate::math::{accumulate, inverse, inverse_times};
+use crate::sample::{FrameId, Transform, NO_FRAME};
+use crate::store::{FrameStore, LinkAt};
+use crate::view::ArenaView;
+
+/// Longest path compiled (links on both sides plus those above the common ancestor). Deeper
+/// pairs take the literal walk every time; tf2's loop limit (1000 links) stays the walk's.
+pub(crate) const MAX_PATH_LINKS: usize = 64;
+
+/// How the two branches meet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Shape {
+    /// Not compiled (or the last compile failed).
+    #[default]
+    None,
+    /// The target is an ancestor of the source: `T_target_source` is the source branch alone.
+    TargetAbove,
+    /// The source is an ancestor of the target: the inverse of the target branch.
+    SourceAbove,
+    /// Both branches meet at a common ancestor below both.
+    Fork,
+}
+
+/// The compiled path of one (target, source) pair in one arena. Its vectors keep their
+/// capacity across recompiles, so recompiling allocates only when a path grows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Path {
+    shape: Shape,
+    /// Frames whose links form the source branch, source first, up to (excluding) `ancestor`.
+    source_links: Vec<FrameId>,
+    /// Frames whose links form the target branch, target first, up to (excluding) `ancestor`.
+    target_links: Vec<FrameId>,
+    /// The common ancestor (the target for `TargetAbove`, the source for `SourceAbove`).
+    ancestor: FrameId,
+    /// Frames from `ancestor` up to (excluding) `root` whose parents are checked; empty for
+    /// `TargetAbove`.
+    above_links: Vec<FrameId>,
+    /// The frame without cache that ends the chain (unused for `TargetAbove`).
+    root: FrameId,
+}
+
+/// The parent of `frame` as the walk sees it at `time` (0: newest): `Ok(None)` for a frame
+/// without cache, `Err(())` when the link cannot be read.
+fn parent_at(view: &ArenaView, frame: FrameId, time: i64) -> Result<Option<FrameId>, ()> {
+    if time == 0 {
+        return match view.latest_time_and_parent(frame) {
+            Ok(None) => Ok(None),
+            Ok(Some((_, p))) if p != NO_FRAME => Ok(Some(p)),
+            _ => Err(()),
+        };
+    }
+    match view.link_at(frame, time, false) {
+        Ok(LinkAt::NoCache) => Ok(None),
+        Ok(LinkAt::Sample(s)) if s.parent != NO_FRAME => Ok(Some(s.parent)),
+        _ => Err(()),
+    }
+}
+
+impl Path {
+    /// Forgets the path (keeps the vectors' capacity).
+    pub(crate) fn reset(&mut self) {
+        self.shape = Shape::None;
+        self.source_links.clear();
+        self.target_links.clear();
+        self.above_links.clear();
+    }
+
+    /// Compiles the path `target ← source` from the parents at `time` (0: newest parents).
+    /// Leaves the path uncompiled when the frames are not connected at that time, a link
+    /// cannot be read, or the path is longer than [`MAX_PATH_LINKS`].
+    pub(crate) fn compile(
+        &mut self,
+        view: &ArenaView,
+        target: FrameId,
+        source: FrameId,
+        time: i64,
+    ) {
+        self.reset();
+        if target == source {
+            return;
+        }
+        // Source chain, up to the target or a root; kept in `above_links` for now.
+        let mut chain = std::mem::take(&mut self.above_links);
+        let mut frame = source;
+        let root = loop {
+            if frame == target {
+                self.source_links.append(&mut chain);
+                self.above_links = chain;
+                self.ancestor = target;
+                self.shape = Shape::TargetAbove;
+                return;
+            }
+            if chain.len() >= MAX_PATH_LINKS || chain.contains(&frame) {
+                self.above_links = chain;
+                return;
+            }
+            match parent_at(view, frame, time) {
+                Ok(Some(p)) => {
+                    chain.push(frame);
+                    frame = p;
+                }
+                Ok(None) => break frame,
+                Err(()) => {
+                    self.above_links = chain;
+                    return;
+                }
+            }
+        };
+        // Target chain, up to the first frame on the source chain (or the source itself).
+        // Meeting at the root (a frame without cache) is tf2's target pass reaching the
+        // source pass's top; meeting at the source is its `frame == source` return.
+        let mut frame = target;
+        let meet = loop {
+            if frame == root {
+                break chain.len();
+            }
+            if frame == source {
+                break 0;
+            }
+            if let Some(i) = chain.iter().position(|&f| f == frame) {
+                break i;
+            }
+            if self.target_links.len() + chain.len() >= MAX_PATH_LINKS {
+                self.above_links = chain;
+                self.target_links.clear();
+                return;
+            }
+            match parent_at(view, frame, time) {
+                Ok(Some(p)) => {
+                    self.target_links.push(frame);
+                    frame = p;
+                }
+                _ => {
+                    self.above_links = chain;
+                    self.target_links.clear();
+                    return;
+                }
+            }
+        };
+        self.ancestor = frame;
+        self.root = root;
+        self.shape = if frame == source && frame != root {
+            Shape::SourceAbove
+        } else {
+            Shape::Fork
+        };
+        self.source_links.extend_from_slice(&chain[..meet]);
+        chain.drain(..meet);
+        self.above_links = chain;
+    }
+}
+
+/// Expected parent of `links[i]`: the next link's frame, or `end` after the last.
+#[inline]
+fn expected_parent(links: &[FrameId], i: usize, end: FrameId) -> FrameId {
+    links.get(i + 1).copied().unwrap_or(end)
+}
+
+/// Composes one branch at `time` (`T_ancestor_first`), checking every parent.
+#[inline]
+fn branch(
+    view: &ArenaView,
+    links: &[FrameId],
+    end: FrameId,
+    generation: u64,
+    time: i64,
+) -> Option<Transform> {
+    let mut acc = Transform::IDENTITY;
+    for (i, &frame) in links.iter().enumerate() {
+        let s = view.sample_at(frame, generation, time)?;
+        if s.parent != expected_parent(links, i, end) {
+            return None;
+        }
+        acc = accumulate(&s.transform, &acc);
+    }
+    Some(acc)
+}
+
+/// The source pass above the common ancestor: parents checked up to the first failure (which
+/// tf2 forgives), then the root must still be a frame without cache.
+fn check_above(view: &ArenaView, path: &Path, generation: u64, time: i64) -> Option<()> {
+    for (i, &frame) in path.above_links.iter().enumerate() {
+        match view.parent_at(frame, generation, time) {
+            Some(Ok(p)) if p == expected_parent(&path.above_links, i, path.root) => {}
+            Some(Err(())) => return Some(()),
+            _ => return None,
+        }
+    }
+    view.has_no_cache(path.root).then_some(())
+}
+
+/// Newest stamps of one branch (zero stamps ignored), checking newest parents; `i64::MAX`
+/// when none counts.
+fn branch_latest(
+    view: &ArenaView,
+    links: &[FrameId],
+    end: FrameId,
+    generation: u64,
+) -> Option<i64> {
+    let mut common = i64::MAX;
+    for (i, &frame) in links.iter().enumerate() {
+        let (stamp, parent) = view.newest(frame, generation)?;
+        if parent != expected_parent(links, i, end) {
+            return None;
+        }
+        if stamp != 0 {
+            common = common.min(stamp);
+        }
+    }
+    Some(common)
+}
+
+/// tf2's latest common time over the path (see the module docs).
+fn latest_common_time(view: &ArenaView, path: &Path, generation: u64) -> Option<i64> {
+    let source = branch_latest(view, &path.source_links, path.ancestor, generation)?;
+    let common = if path.shape == Shape::TargetAbove {
+        source
+    } else {
+        for (i, &frame) in path.above_links.iter().enumerate() {
+            let (_, parent) = view.newest(frame, generation)?;
+            if parent != expected_parent(&path.above_links, i, path.root) {
+                return None;
+            }
+        }
+        if !view.has_no_cache(path.root) {
+            return None;
+        }
+        let target = branch_latest(view, &path.target_links, path.ancestor, generation)?;
+        if path.shape == Shape::SourceAbove {
+            target
+        } else {
+            source.min(target)
+        }
+    };
+    Some(if common == i64::MAX { 0 } else { common })
+}
+
+/// `T_target_source` at `time` ns (0: latest common time) through a compiled `path`: the stamp
+/// tf2 reports and the transform with its rotation not yet canonicalised. `None` when anything
+/// differs from the path (the caller then runs the literal walk).
+pub(crate) fn lookup(view: &ArenaView, path: &Path, time: i64) -> Option<(i64, Transform)> {
+    if path.shape == Shape::None {
+        return None;
+    }
+    let generation = view.clear_generation();
+    let time = if time == 0 {
+        latest_common_time(view, path, generation)?
+    } else {
+        time
+    };
+    let source = branch(view, &path.source_links, path.ancestor, generation, time)?;
+    let t = match path.shape {
+        Shape::None => return None,
+        Shape::TargetAbove => source,
+        Shape::SourceAbove => {
+            check_above(view, path, generation, time)?;
+            inverse(&branch(
+                view,
+                &path.target_links,
+                path.ancestor,
+                generation,
+                time,
+            )?)
+        }
+        Shape::Fork => {
+            check_above(view, path, generation, time)?;
+            let target = branch(view, &path.target_links, path.ancestor, generation, time)?;
+            inverse_times(&target, &source)
+        }
+    };
+    Some((time, t))
+}

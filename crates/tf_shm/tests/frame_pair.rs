@@ -1,0 +1,254 @@
+//! `lookup_pair` (compiled paths, `src/path.rs`) against `lookup_transform` (tf2's literal walk)
+//! on the same arena: the same answers (to rounding) and the same errors, while the topology
+//! changes under a pair that keeps its compiled path: re-parenting, loops above the common
+//! ancestor, a root that gains a parent, statics, clears.
+
+use tf_shm::validate::TransformInput;
+use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair, TransformError};
+
+const S: i64 = 1_000_000_000;
+
+fn config() -> ArenaConfig {
+    ArenaConfig {
+        max_frames: 64,
+        memory_budget_bytes: 8 << 20,
+        ..ArenaConfig::default()
+    }
+}
+
+fn put(
+    w: &mut ArenaWriter,
+    parent: &str,
+    child: &str,
+    stamp: i64,
+    x: f64,
+    yaw: f64,
+    is_static: bool,
+) {
+    let (s, c) = (yaw / 2.0).sin_cos();
+    w.set_transform(
+        &TransformInput {
+            frame_id: parent,
+            child_frame_id: child,
+            stamp,
+            translation: [x, 0.5 * x, -0.25],
+            rotation: [0.0, 0.0, s, c],
+        },
+        "test",
+        is_static,
+    )
+    .expect("accepted");
+}
+
+/// Asserts that the pair and the literal walk agree (values to 1e-12, errors exactly), calling
+/// the pair twice so that the second call runs through whatever path the first compiled.
+fn agree(view: &ArenaView, pair: &mut FramePair, time: i64) -> Result<(i64, [f64; 7]), String> {
+    let want = view
+        .lookup_transform(pair.target(), pair.source(), time)
+        .map(|t| (t.stamp, t.transform));
+    for call in 0..2 {
+        let got = view.lookup_pair(pair, time);
+        let ctx = format!(
+            "{} <- {} at {time}, call {call}",
+            pair.target(),
+            pair.source()
+        );
+        match (&want, &got) {
+            (Ok((ws, wt)), Ok((gs, gt))) => {
+                assert_eq!(ws, gs, "stamp, {ctx}");
+                let w = [wt.translation.as_slice(), wt.rotation.as_slice()].concat();
+                let g = [gt.translation.as_slice(), gt.rotation.as_slice()].concat();
+                for (a, b) in w.iter().zip(&g) {
+                    assert!((a - b).abs() < 1e-12, "{ctx}: {w:?} vs {g:?}");
+                }
+            }
+            (Err(we), Err(ge)) => {
+                assert_eq!(we.class_name(), ge.class_name(), "{ctx}");
+                assert_eq!(we.to_string(), ge.to_string(), "{ctx}");
+            }
+            _ => panic!("{ctx}: walk {want:?}, pair {got:?}"),
+        }
+    }
+    match want {
+        Ok((stamp, t)) => {
+            let mut v = [0.0; 7];
+            v[..3].copy_from_slice(&t.translation);
+            v[3..].copy_from_slice(&t.rotation);
+            Ok((stamp, v))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[test]
+fn loop_above_the_common_ancestor_is_reported_like_tf2() {
+    let (mut w, view) = Arena::in_memory(&config()).unwrap();
+    for k in 0..3 {
+        let t = (10 + k) * S;
+        put(&mut w, "m", "a", t, 1.0, 0.1, false);
+        put(&mut w, "m", "b", t, 2.0, 0.2, false);
+        put(&mut w, "r", "m", t, 3.0, 0.3, false);
+    }
+    let mut pair = FramePair::new("b", "a");
+    assert!(agree(&view, &mut pair, 11 * S).is_ok());
+    // r gets m as its parent: m → r → m above the common ancestor m.
+    for k in 0..3 {
+        put(&mut w, "m", "r", (10 + k) * S, 4.0, 0.4, false);
+    }
+    let e = agree(&view, &mut pair, 11 * S).expect_err("a loop");
+    assert!(e.contains("contains a loop"), "{e}");
+    let e = agree(&view, &mut pair, 0).expect_err("a loop");
+    assert!(e.contains("contains a loop"), "{e}");
+}
+
+#[test]
+fn reparenting_in_time_is_followed_in_both_directions() {
+    let (mut w, view) = Arena::in_memory(&config()).unwrap();
+    for k in 0..=8 {
+        let t = (10 + k) * S;
+        put(
+            &mut w,
+            "map",
+            "odom",
+            t,
+            1.0 + k as f64,
+            0.01 * k as f64,
+            false,
+        );
+        put(&mut w, "map", "dock", t, -1.0, 0.5, false);
+        // The robot is carried by the dock until 14 s, then by odom.
+        let parent = if k < 4 { "dock" } else { "odom" };
+        put(&mut w, parent, "base", t, 0.5, 0.02 * k as f64, false);
+    }
+    put(&mut w, "base", "laser", 10 * S, 0.2, 0.0, true);
+    let mut pair = FramePair::new("map", "laser");
+    let mut reverse = FramePair::new("laser", "odom");
+    // Alternate across the switch so the compiled path is stale every other call.
+    for k in 0..16 {
+        let t = 10 * S + k * S / 2 + 123_456;
+        let r = agree(&view, &mut pair, t);
+        assert!(r.is_ok(), "map <- laser at {t}: {r:?}");
+        let _ = agree(&view, &mut reverse, t);
+        let t = 28 * S - t;
+        let _ = agree(&view, &mut pair, t);
+        let _ = agree(&view, &mut reverse, t);
+    }
+    assert!(agree(&view, &mut pair, 0).is_ok());
+}
+
+#[test]
+fn a_root_that_gains_a_parent_keeps_answers_and_failures() {
+    let (mut w, view) = Arena::in_memory(&config()).unwrap();
+    for k in 0..5 {
+        let t = (10 + k) * S;
+        put(&mut w, "odom", "base", t, k as f64, 0.1, false);
+        put(&mut w, "odom", "arm", t, 1.0, 0.2 * k as f64, false);
+    }
+    let mut pair = FramePair::new("arm", "base");
+    let before = agree(&view, &mut pair, 12 * S + 1).unwrap();
+    // odom gets a parent whose history does not cover 12 s: tf2's source pass fails above the
+    // common ancestor and the target pass forgives it.
+    put(&mut w, "map", "odom", 13 * S, 9.0, 1.0, false);
+    put(&mut w, "map", "odom", 14 * S, 9.5, 1.1, false);
+    let after = agree(&view, &mut pair, 12 * S + 1).unwrap();
+    for (a, b) in before.1.iter().zip(&after.1) {
+        assert!((a - b).abs() < 1e-12);
+    }
+    // Latest common time now includes nothing above odom: still 14 s (odom's children).
+    assert_eq!(agree(&view, &mut pair, 0).unwrap().0, 14 * S);
+    w.clear();
+    assert!(agree(&view, &mut pair, 12 * S).is_err());
+}
+
+/// Knuth's MMIX LCG.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Random trees over 10 frames with re-parenting, statics, occasional loops and clears;
+/// 100 persistent pairs asked at random times (inside, between and outside the histories, and 0)
+/// after every batch of inserts.
+#[test]
+fn random_topologies_agree_with_the_walk() {
+    let names: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
+    let mut rng = Lcg(2026);
+    let (mut ok, mut err) = (0, 0);
+    for _round in 0..40 {
+        let (mut w, view) = Arena::in_memory(&config()).unwrap();
+        let mut pairs: Vec<FramePair> = (0..100)
+            .map(|_| {
+                let a = rng.below(10) as usize;
+                let b = rng.below(10) as usize;
+                FramePair::new(&names[a], &names[b])
+            })
+            .collect();
+        let mut stamp = 100 * S;
+        for _batch in 0..30 {
+            for _ in 0..12 {
+                let child = 1 + rng.below(9) as usize;
+                // Mostly a lower-numbered parent (a tree); sometimes any frame (loops).
+                let parent = if rng.below(20) == 0 {
+                    rng.below(10) as usize
+                } else {
+                    rng.below(child as u64) as usize
+                };
+                if parent == child {
+                    continue;
+                }
+                let is_static = child.is_multiple_of(4) && rng.below(4) != 0;
+                stamp += rng.below(S as u64 / 4) as i64;
+                let x = rng.below(1000) as f64 / 100.0;
+                let yaw = rng.below(628) as f64 / 100.0;
+                let _ = w.set_transform(
+                    &TransformInput {
+                        frame_id: &names[parent],
+                        child_frame_id: &names[child],
+                        stamp,
+                        translation: [x, -x, 0.1],
+                        rotation: [0.0, 0.0, (yaw / 2.0).sin(), (yaw / 2.0).cos()],
+                    },
+                    "test",
+                    is_static,
+                );
+            }
+            if rng.below(50) == 0 {
+                w.clear();
+            }
+            for pair in &mut pairs {
+                let time = match rng.below(4) {
+                    0 => 0,
+                    1 => stamp - rng.below(3 * S as u64) as i64,
+                    2 => stamp + rng.below(S as u64) as i64,
+                    _ => 100 * S + rng.below((stamp - 100 * S) as u64 + 1) as i64,
+                };
+                match agree(&view, pair, time) {
+                    Ok(_) => ok += 1,
+                    Err(_) => err += 1,
+                }
+            }
+        }
+    }
+    // Both outcomes must be well represented for the comparison to mean anything.
+    assert!(ok > 20_000 && err > 20_000, "{ok} answers, {err} errors");
+}
+
+#[test]
+fn errors_are_tf2s_through_a_compiled_pair() {
+    let (mut w, view) = Arena::in_memory(&config()).unwrap();
+    put(&mut w, "map", "odom", 10 * S, 1.0, 0.0, false);
+    put(&mut w, "map", "odom", 11 * S, 2.0, 0.0, false);
+    let mut pair = FramePair::new("map", "odom");
+    assert!(agree(&view, &mut pair, 10 * S + 5).is_ok());
+    let e = agree(&view, &mut pair, 12 * S).unwrap_err();
+    assert!(e.contains("extrapolation into the future"), "{e}");
+    let e = view.lookup_pair(&mut pair, 9 * S).unwrap_err();
+    assert!(matches!(e, TransformError::Extrapolation { .. }), "{e:?}");
+}
