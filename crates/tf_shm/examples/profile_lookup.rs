@@ -1,0 +1,45 @@
+//! A fixed lookup loop for instruction-level profiling (e.g. `valgrind --tool=callgrind`):
+//! a chain of `DEPTH` dynamic links at 100 Hz over 10 s, `N` interpolated `lookup_pair`s at
+//! off-grid times spread over the window.
+//!
+//! `cargo run --release -p tf_shm --example profile_lookup -- [depth] [lookups]`
+use tf_shm::validate::TransformInput;
+use tf_shm::{Arena, ArenaConfig, FramePair};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let depth: usize = args.next().map_or(3, |a| a.parse().expect("depth"));
+    let n: usize = args.next().map_or(100_000, |a| a.parse().expect("lookups"));
+    let (mut w, view) = Arena::in_memory(&ArenaConfig::default()).expect("arena");
+    let names: Vec<String> = (0..=depth).map(|i| format!("c{i}")).collect();
+    let t0 = 1_000_000_000_000i64;
+    for k in 0..1001i64 {
+        for i in 1..=depth {
+            let a = 0.3 + 0.5 * (0.2 * k as f64 * 0.01 + i as f64).sin();
+            w.set_transform(
+                &TransformInput {
+                    frame_id: &names[i - 1],
+                    child_frame_id: &names[i],
+                    stamp: t0 + k * 10_000_000,
+                    translation: [0.5, 0.1 * i as f64, 0.0],
+                    rotation: [0.0, 0.0, (a / 2.0).sin(), (a / 2.0).cos()],
+                },
+                "profile",
+                false,
+            )
+            .expect("accepted");
+        }
+    }
+    let mut pair = FramePair::new(&names[0], &names[depth]);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut sum = 0.0;
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let t = t0 + 10_000_000 + (x % 9_980_000_000) as i64;
+        let (_, tf) = view.lookup_pair(&mut pair, t).expect("answers");
+        sum += tf.translation[0];
+    }
+    println!("{sum}");
+}
