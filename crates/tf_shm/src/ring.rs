@@ -407,6 +407,36 @@ pub(crate) fn read<R>(
     }
 }
 
+/// The start of a single-attempt read: the ring words a [`Snapshot`] starts from.
+struct Quick {
+    epoch: u64,
+    head: u64,
+    tail: u64,
+    cap: u64,
+}
+
+impl Quick {
+    /// `None` when the writer is mid-reorder, the ring is of another clear generation, or
+    /// the ring is empty (or its indices are inconsistent).
+    #[inline]
+    fn begin(ring: RingRef<'_>, generation: u64) -> Option<Quick> {
+        let h = ring.header;
+        let epoch = h.epoch.load(Ordering::Acquire);
+        if epoch & 1 == 1 || h.generation.load(Ordering::Acquire) != generation {
+            return None;
+        }
+        let head = h.head.load(Ordering::Acquire);
+        let tail = h.tail.load(Ordering::Acquire);
+        let cap = ring.slots.len() as u64;
+        (tail < head && head - tail <= cap).then_some(Quick {
+            epoch,
+            head,
+            tail,
+            cap,
+        })
+    }
+}
+
 /// The two adjacent samples around `time` — `older` the last with `stamp ≤ time`, `newer` the
 /// next — when `time` lies strictly between the oldest and the newest stamp of `ring` (clear
 /// generation `generation`): the common case of a lookup, in one attempt and a few loads.
@@ -420,15 +450,14 @@ pub(crate) fn read_bracket(
     time: i64,
 ) -> Option<(Sample, Sample)> {
     let h = ring.header;
-    let epoch = h.epoch.load(Ordering::Acquire);
-    if epoch & 1 == 1 || h.generation.load(Ordering::Acquire) != generation {
-        return None;
-    }
-    let head = h.head.load(Ordering::Acquire);
-    let tail = h.tail.load(Ordering::Acquire);
-    let cap = ring.slots.len() as u64;
-    let n = head.wrapping_sub(tail);
-    if tail >= head || n > cap || n < 2 {
+    let Quick {
+        epoch,
+        head,
+        tail,
+        cap,
+    } = Quick::begin(ring, generation)?;
+    let n = head - tail;
+    if n < 2 {
         return None;
     }
     let mask = cap - 1;
@@ -493,16 +522,12 @@ fn validate_bracket(h: &RingHeader, epoch: u64, generation: u64, oldest: u64, ca
 #[inline]
 pub(crate) fn read_newest(ring: RingRef<'_>, generation: u64) -> Option<Sample> {
     let h = ring.header;
-    let epoch = h.epoch.load(Ordering::Acquire);
-    if epoch & 1 == 1 || h.generation.load(Ordering::Acquire) != generation {
-        return None;
-    }
-    let head = h.head.load(Ordering::Acquire);
-    let tail = h.tail.load(Ordering::Acquire);
-    let cap = ring.slots.len() as u64;
-    if tail >= head || head - tail > cap {
-        return None;
-    }
+    let Quick {
+        epoch,
+        head,
+        tail: _,
+        cap,
+    } = Quick::begin(ring, generation)?;
     let s = try_read_slot(&ring.slots[((head - 1) & (cap - 1)) as usize])?;
     validate_bracket(h, epoch, generation, head - 1, cap).then_some(s)
 }
