@@ -17,7 +17,7 @@
 //! are garbage: they only index `0..len()`, never panic and always terminate, and allocate
 //! nothing. (A garbage answer is the caller's to detect and retry.)
 
-use crate::math::{lerp, slerp};
+use crate::math::{lerp, slerp, slerp_tf2, Quat};
 use crate::sample::{Sample, NO_FRAME};
 use crate::store::{CacheError, History};
 
@@ -31,7 +31,7 @@ use crate::store::{CacheError, History};
 /// * `time` after the newest → [`CacheError::Future`]; before the oldest → [`CacheError::Past`];
 /// * otherwise the bracket (`older` = last index with `stamp ≤ time`, `newer` = next): with
 ///   different parents, or `interpolate == false`, `older` unchanged; else translation lerp and
-///   rotation [`slerp`] with `r = (time − t_older) as f64 / (t_newer − t_older) as f64`, and the
+///   rotation [`slerp_tf2`] with `r = (time − t_older) as f64 / (t_newer − t_older) as f64`, and the
 ///   result keeps `older`'s stamp and parent (as tf2's `interpolate`).
 pub fn get_data<H: History + ?Sized>(
     h: &H,
@@ -80,19 +80,47 @@ pub fn get_data<H: History + ?Sized>(
 }
 
 /// tf2's `getData` answer from the bracket around `time`: `older` unchanged when the parents
-/// differ, else [`interpolate_samples`].
+/// differ, else [`interpolate_samples`] (tf2's slerp, literally).
 #[inline]
 pub fn from_bracket(older: &Sample, newer: &Sample, time: i64) -> Sample {
+    bracket_with(older, newer, time, slerp_tf2)
+}
+
+/// [`from_bracket`] with [`slerp`]: equal to it up to rounding, faster between close
+/// rotations. For links whose rounding cannot reach a lookup's sign decisions (see
+/// `crate::path`).
+#[inline]
+pub(crate) fn from_bracket_close(older: &Sample, newer: &Sample, time: i64) -> Sample {
+    bracket_with(older, newer, time, slerp)
+}
+
+#[inline]
+fn bracket_with(
+    older: &Sample,
+    newer: &Sample,
+    time: i64,
+    slerp: fn(&Quat, &Quat, f64) -> Quat,
+) -> Sample {
     if older.parent != newer.parent {
         return *older;
     }
-    interpolate_samples(older, newer, time)
+    interpolate_with(older, newer, time, slerp)
 }
 
 /// tf2's `TimeCache::interpolate(one, two, time)`: equal stamps return `two`; else translation
-/// lerp and rotation slerp by the integer-ns ratio converted to `f64`, with `one`'s stamp and
-/// parent.
+/// lerp and rotation slerp (tf2's formula, [`slerp_tf2`]) by the integer-ns ratio converted to
+/// `f64`, with `one`'s stamp and parent.
 pub fn interpolate_samples(one: &Sample, two: &Sample, time: i64) -> Sample {
+    interpolate_with(one, two, time, slerp_tf2)
+}
+
+#[inline]
+fn interpolate_with(
+    one: &Sample,
+    two: &Sample,
+    time: i64,
+    slerp: fn(&Quat, &Quat, f64) -> Quat,
+) -> Sample {
     if two.stamp == one.stamp {
         return *two;
     }

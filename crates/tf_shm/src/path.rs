@@ -11,15 +11,19 @@
 //! common ancestor of target and source:
 //!
 //! * links from the source up to `A` and from the target up to `A` are read and composed as the
-//!   two passes compose them; the part above `A` enters both accumulators and cancels in
-//!   `inverse_times`, so the path composes only up to `A` (the result differs from tf2's by
-//!   rounding only: tf2 goes through the root, we do not);
-//! * links from `A` up to the root matter only through tf2's *source* pass: it reads them, stops
-//!   at the first failure (which the target pass then forgives by reaching that frame) and
-//!   detects loops. The path therefore reads their parents (no interpolation) up to the first
-//!   failure and checks that they still lead to the same root, a frame without cache;
-//! * when the target is an ancestor of the source, the source pass stops at the target whatever
-//!   the target's own link says: nothing above is read.
+//!   two passes compose them, between close rotations with the series slerp (equal to tf2's to
+//!   rounding: these links' rounding is the answer's own);
+//! * links from `A` up to the root matter through tf2's *source* pass: it reads them, stops at
+//!   the first failure (which the target pass then forgives by reaching that frame) and detects
+//!   loops. When the two branches fork below `A`, both passes also compose them; they cancel
+//!   in `inverse_times` up to rounding, and that rounding decides the last bits and, on the
+//!   matrix round trip's sign decisions, the sign of the answer. So a fork composes them into
+//!   both branches exactly as tf2 does (tf2's slerp, literally) up to the first failure, and
+//!   checks that they still lead to the same root, a frame without cache;
+//! * when the source is an ancestor of the target, the walk returns from its target pass
+//!   before using them: their parents are checked (no interpolation);
+//! * when the target is an ancestor of the source, the source pass stops at the target
+//!   whatever the target's own link says: nothing above is read.
 //!
 //! Time 0 resolves tf2's latest common time over the same links and the same checks (spec §5:
 //! stamps of the links below `A` on both sides, statics' zero stamps ignored; newest parents
@@ -207,10 +211,37 @@ fn branch(
 /// tf2 forgives), then the root must still be a frame without cache.
 fn check_above(view: &ArenaView, path: &Path, generation: u64, time: i64) -> Option<()> {
     for (i, &frame) in path.above_links.iter().enumerate() {
-        match view.parent_at(frame, generation, time) {
-            Some(Ok(p)) if p == expected_parent(&path.above_links, i, path.root) => {}
-            Some(Err(())) => return Some(()),
-            _ => return None,
+        match view.link_sample(frame, generation, time, false)? {
+            Ok(s) if s.parent == expected_parent(&path.above_links, i, path.root) => {}
+            Ok(_) => return None,
+            Err(()) => return Some(()),
+        }
+    }
+    view.has_no_cache(path.root).then_some(())
+}
+
+/// The links above the common ancestor of a fork, composed into both accumulators as tf2's
+/// two passes compose them (with tf2's slerp, literally), up to the root or the first link
+/// that fails (which tf2 forgives). They cancel in the result, but only up to rounding, and
+/// that rounding is tf2's answer: with a large translation above the fork (a UTM map) or a
+/// result on one of the sign decisions of the matrix round trip (a camera's optical frame
+/// seen from a sibling), skipping them would not give tf2's bits.
+fn compose_above(
+    view: &ArenaView,
+    path: &Path,
+    generation: u64,
+    time: i64,
+    source: &mut Transform,
+    target: &mut Transform,
+) -> Option<()> {
+    for (i, &frame) in path.above_links.iter().enumerate() {
+        match view.link_sample(frame, generation, time, true)? {
+            Ok(s) if s.parent == expected_parent(&path.above_links, i, path.root) => {
+                *source = accumulate(&s.transform, source);
+                *target = accumulate(&s.transform, target);
+            }
+            Ok(_) => return None,
+            Err(()) => return Some(()),
         }
     }
     view.has_no_cache(path.root).then_some(())
@@ -290,8 +321,9 @@ pub(crate) fn lookup(view: &ArenaView, path: &Path, time: i64) -> Option<(i64, T
             )?)
         }
         Shape::Fork => {
-            check_above(view, path, generation, time)?;
-            let target = branch(view, &path.target_links, path.ancestor, generation, time)?;
+            let mut source = source;
+            let mut target = branch(view, &path.target_links, path.ancestor, generation, time)?;
+            compose_above(view, path, generation, time, &mut source, &mut target)?;
             inverse_times(&target, &source)
         }
     };

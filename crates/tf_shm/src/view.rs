@@ -9,7 +9,7 @@ use crate::arena::layout::*;
 use crate::arena::region::Region;
 use crate::arena::{names, ArenaIdentity, Geometry};
 use crate::error::{ArenaError, TransformError};
-use crate::history::{from_bracket, get_data};
+use crate::history::{from_bracket, from_bracket_close, get_data};
 use crate::math::canonicalize_unit;
 use crate::path;
 use crate::path::Path;
@@ -208,7 +208,7 @@ impl ArenaView {
                 ..ring::try_read_slot(slot)?
             },
             FrameLink::Dynamic(r) => match ring::read_bracket(r, generation, time) {
-                Some((older, newer)) => from_bracket(&older, &newer, time),
+                Some((older, newer)) => from_bracket_close(&older, &newer, time),
                 // Time 0 or the newest stamp: the newest sample (the last of equal stamps).
                 None => match ring::read_newest(r, generation) {
                     Some(s) if time == 0 || s.stamp == time => s,
@@ -219,27 +219,34 @@ impl ArenaView {
         (s.parent != NO_FRAME).then_some(s)
     }
 
-    /// tf2's `getParent` for `id` at `time`: `Some(Err(()))` when the link exists but cannot
-    /// answer at `time` (tf2's parent 0), `None` for anything [`ArenaView::sample_at`] refuses.
-    pub(crate) fn parent_at(
+    /// tf2's `getData` (`interpolate`, with tf2's slerp literally) or `getParent` for `id` at
+    /// `time` (0: newest): `Some(Err(()))` when the link exists but cannot answer at `time`
+    /// (tf2's errors, parent 0), `None` for anything else [`ArenaView::sample_at`] refuses.
+    pub(crate) fn link_sample(
         &self,
         id: FrameId,
         generation: u64,
         time: i64,
-    ) -> Option<Result<FrameId, ()>> {
-        let parent = match self.frame_link(id)? {
-            FrameLink::Static(slot) => ring::try_read_slot(slot)?.parent,
-            FrameLink::Dynamic(r) => match ring::read(r, generation, |h| get_data(h, time, false))?
-            {
-                Ok(s) => s.parent,
-                Err(_) => NO_FRAME,
+        interpolate: bool,
+    ) -> Option<Result<Sample, ()>> {
+        let s = match self.frame_link(id)? {
+            FrameLink::Static(slot) => Sample {
+                stamp: time,
+                ..ring::try_read_slot(slot)?
+            },
+            FrameLink::Dynamic(r) => match ring::read_bracket(r, generation, time) {
+                Some((older, _)) if !interpolate => older,
+                Some((older, newer)) => from_bracket(&older, &newer, time),
+                None => match ring::read_newest(r, generation) {
+                    Some(s) if time == 0 || s.stamp == time => s,
+                    _ => match ring::read(r, generation, |h| get_data(h, time, interpolate))? {
+                        Ok(s) => s,
+                        Err(_) => return Some(Err(())),
+                    },
+                },
             },
         };
-        Some(if parent == NO_FRAME {
-            Err(())
-        } else {
-            Ok(parent)
-        })
+        Some(if s.parent == NO_FRAME { Err(()) } else { Ok(s) })
     }
 
     /// tf2's `getLatestTimeAndParent` for a frame with a non-empty cache: `(0, parent)` for a
@@ -275,8 +282,8 @@ impl ArenaView {
     /// is in the way. Every lookup still checks each link's parent at the query time against
     /// the path; on any difference (re-parenting, a new link, a clear, an error, a racing
     /// writer) it runs tf2's walk instead and recompiles, so the answer is always the walk's.
-    /// Results equal [`ArenaView::lookup_transform`]'s to rounding (the path composes up to the
-    /// common ancestor rather than through the root, as tf2 does).
+    /// Results equal [`ArenaView::lookup_transform`]'s to rounding (a series slerp between
+    /// close rotations below the common ancestor, see `crate::path`), with the same sign.
     ///
     /// Returns the stamp (ns; as `lookup_transform`) and `T_target_source`.
     /// Errors: exactly those of [`ArenaView::lookup_transform`].
