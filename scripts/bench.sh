@@ -236,8 +236,9 @@ PY
     echo
     if [ "$fanout_result" = ok ]; then
         echo "\`scripts/fanout.sh\`: N consumer processes each need TF for a 50-frame tree at 100 Hz."
-        echo "Source: \`scripts/fanout_publisher.py\` (rclpy; the 50 dynamic transforms of a binary tree"
-        echo "under \`odom\` in one TFMessage per 10 ms tick on /tf, 4 statics once on /tf_static). Every"
+        echo "Source: \`examples/fanout_publisher.rs\` (an r2r node, as a C++ robot_state_publisher would be;"
+        echo "the 50 dynamic transforms of a binary tree under \`odom\` in one TFMessage per 10 ms tick on /tf"
+        echo "with tf2_ros's QoS, 4 statics once on /tf_static, transient-local). Every"
         echo "consumer looks up the same 8 pairs (leaf↔root, across branches, static↔static) at time 0"
         echo "at 100 Hz. **A** (\`examples/fanout_listener.rs\`, what tf2_ros listeners do): N r2r"
         echo "nodes, each subscribing /tf (keep-last 100, reliable, volatile) and /tf_static (keep-last"

@@ -7,8 +7,9 @@
 #      subscribing /tf and /tf_static into its own private buffer;
 #   B  one tf_shm_bridge + N examples/fanout_consumer.rs reading the shared arena (no ROS).
 #
-# Both: scripts/fanout_publisher.py (50 dynamic frames in one TFMessage per 10 ms tick, 4
-# statics) and every consumer looking up the same 8 frame pairs at time 0 at 100 Hz.
+# Both: examples/fanout_publisher.rs (an r2r node, as a C++ robot_state_publisher would be: 50
+# dynamic frames in one TFMessage per 10 ms tick, 4 statics) and every consumer looking up the
+# same 8 frame pairs at time 0 at 100 Hz.
 # After a warm-up, total CPU time (utime+stime from /proc/<pid>/stat, window start to end) and
 # total PSS (/proc/<pid>/smaps_rollup at window end) of every process of the arm, publisher
 # included.
@@ -81,7 +82,7 @@ if ((!inner)); then
   [[ $EUID == 0 ]] || { echo "fanout.sh: needs root (loopback-only network namespace)" >&2; exit 1; }
   eval "$(bash "$root/scripts/ros-env.sh" env)"
   (cd "$root" && cargo build -q --release -p tf_shm_bridge \
-    --example fanout_listener --example fanout_consumer) >&2
+    --example fanout_publisher --example fanout_listener --example fanout_consumer) >&2
   results=$(mktemp)
   trap 'rm -f "$results"' EXIT
   unshare -n "$0" --in-netns --window "$window" --warmup "$warmup" --ns "$ns" | tee "$results"
@@ -114,7 +115,7 @@ run() { # n arm
   secs=$(awk -v a="$warmup" -v b="$window" 'BEGIN {print a + b + 1.5}')
   local -A roles=()
   pids=()
-  python3 "$root/scripts/fanout_publisher.py" & pids+=($!); roles[$!]=publisher
+  "$bin/examples/fanout_publisher" & pids+=($!); roles[$!]=publisher
   if [[ $arm == B ]]; then
     "$bin/tf_shm_bridge" --log-level warn 2>"$logs/bridge.log" & pids+=($!); roles[$!]=bridge
   fi
