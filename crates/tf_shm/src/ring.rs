@@ -658,4 +658,66 @@ mod loom_model {
             writer.join().unwrap();
         });
     }
+
+    /// A validated single-attempt read returns two real, adjacent samples around `t` (of one
+    /// history the ring really held) and its interpolation is exact.
+    fn check_bracket(ring: &OwnedRing, t: i64, brackets: &[(i64, i64)]) {
+        if let Some((older, newer)) = read_bracket(ring.r(), 0, t) {
+            check(&older, older.stamp, older.stamp);
+            check(&newer, newer.stamp, newer.stamp);
+            assert!(
+                brackets.contains(&(older.stamp, newer.stamp)),
+                "bracket ({}, {}) around {t}",
+                older.stamp,
+                newer.stamp
+            );
+            let s = crate::history::from_bracket_close(&older, &newer, t);
+            check(&s, t, t);
+        }
+    }
+
+    /// `read_bracket` racing an append that laps a 2-slot ring.
+    #[test]
+    fn single_attempt_reads_and_lap() {
+        loom::model(|| {
+            let ring = Arc::new(new_ring(2));
+            {
+                let w = RingWriter { ring: ring.r() };
+                w.append(&sample(10));
+                w.append(&sample(20));
+            }
+            let writer = {
+                let ring = ring.clone();
+                loom::thread::spawn(move || {
+                    let w = RingWriter { ring: ring.r() };
+                    w.append(&sample(30));
+                })
+            };
+            // One read per model: each read multiplies the interleavings explored.
+            check_bracket(&ring, 25, &[(20, 30)]);
+            writer.join().unwrap();
+        });
+    }
+
+    /// `read_bracket` racing a reordering insert.
+    #[test]
+    fn single_attempt_reads_and_reordering_insert() {
+        loom::model(|| {
+            let ring = Arc::new(new_ring(4));
+            {
+                let w = RingWriter { ring: ring.r() };
+                w.append(&sample(10));
+                w.append(&sample(30));
+            }
+            let writer = {
+                let ring = ring.clone();
+                loom::thread::spawn(move || {
+                    let w = RingWriter { ring: ring.r() };
+                    w.insert(1, &sample(20));
+                })
+            };
+            check_bracket(&ring, 15, &[(10, 30), (10, 20)]);
+            writer.join().unwrap();
+        });
+    }
 }
