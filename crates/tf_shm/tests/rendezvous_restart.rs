@@ -145,6 +145,13 @@ fn dropping_the_owner_stops_serving_then_unlinks() {
     assert!(b.owner_alive());
     drop(owner);
     assert!(!dir.sock().exists(), "a clean stop removes the socket");
+    // The owner's end is closed by now, but a child that another test of this binary is
+    // spawning at that instant holds a copy of every descriptor until its exec (CLOEXEC acts
+    // at exec), so the hang-up may reach us a moment later.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while b.owner_alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     assert!(!b.owner_alive());
     assert_eq!(
         b.lookup_transform("map", "base", 0)
