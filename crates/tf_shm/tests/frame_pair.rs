@@ -3,8 +3,12 @@
 //! changes under a pair that keeps its compiled path: re-parenting, loops above the common
 //! ancestor, a root that gains a parent, statics, clears.
 
+#[path = "common/pair_check.rs"]
+mod pair_check;
+
+use pair_check::{agree, Lcg};
 use tf_shm::validate::TransformInput;
-use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair, TransformError};
+use tf_shm::{Arena, ArenaConfig, ArenaWriter, FramePair, TransformError};
 
 const S: i64 = 1_000_000_000;
 
@@ -38,46 +42,6 @@ fn put(
         is_static,
     )
     .expect("accepted");
-}
-
-/// Asserts that the pair and the literal walk agree (values to 1e-12, errors exactly), calling
-/// the pair twice so that the second call runs through whatever path the first compiled.
-fn agree(view: &ArenaView, pair: &mut FramePair, time: i64) -> Result<(i64, [f64; 7]), String> {
-    let want = view
-        .lookup_transform(pair.target(), pair.source(), time)
-        .map(|t| (t.stamp, t.transform));
-    for call in 0..2 {
-        let got = view.lookup_pair(pair, time);
-        let ctx = format!(
-            "{} <- {} at {time}, call {call}",
-            pair.target(),
-            pair.source()
-        );
-        match (&want, &got) {
-            (Ok((ws, wt)), Ok((gs, gt))) => {
-                assert_eq!(ws, gs, "stamp, {ctx}");
-                let w = [wt.translation.as_slice(), wt.rotation.as_slice()].concat();
-                let g = [gt.translation.as_slice(), gt.rotation.as_slice()].concat();
-                for (a, b) in w.iter().zip(&g) {
-                    assert!((a - b).abs() < 1e-12, "{ctx}: {w:?} vs {g:?}");
-                }
-            }
-            (Err(we), Err(ge)) => {
-                assert_eq!(we.class_name(), ge.class_name(), "{ctx}");
-                assert_eq!(we.to_string(), ge.to_string(), "{ctx}");
-            }
-            _ => panic!("{ctx}: walk {want:?}, pair {got:?}"),
-        }
-    }
-    match want {
-        Ok((stamp, t)) => {
-            let mut v = [0.0; 7];
-            v[..3].copy_from_slice(&t.translation);
-            v[3..].copy_from_slice(&t.rotation);
-            Ok((stamp, v))
-        }
-        Err(e) => Err(e.to_string()),
-    }
 }
 
 #[test]
@@ -151,26 +115,17 @@ fn a_root_that_gains_a_parent_keeps_answers_and_failures() {
     put(&mut w, "map", "odom", 13 * S, 9.0, 1.0, false);
     put(&mut w, "map", "odom", 14 * S, 9.5, 1.1, false);
     let after = agree(&view, &mut pair, 12 * S + 1).unwrap();
-    for (a, b) in before.1.iter().zip(&after.1) {
-        assert!((a - b).abs() < 1e-12);
+    let (before, after) = (before.1, after.1);
+    for i in 0..3 {
+        assert!((before.translation[i] - after.translation[i]).abs() < 1e-12);
+    }
+    for i in 0..4 {
+        assert!((before.rotation[i] - after.rotation[i]).abs() < 1e-12);
     }
     // Latest common time now includes nothing above odom: still 14 s (odom's children).
     assert_eq!(agree(&view, &mut pair, 0).unwrap().0, 14 * S);
     w.clear();
     assert!(agree(&view, &mut pair, 12 * S).is_err());
-}
-
-/// Knuth's MMIX LCG.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
 }
 
 /// Random trees over 10 frames with re-parenting, statics, occasional loops and clears;

@@ -10,6 +10,10 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "common/pair_check.rs"]
+mod pair_check;
+
+use pair_check::{assert_agree, compare, Lcg};
 use tf_shm::math::{accumulate, inverse_times};
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair, Transform, TransformError};
@@ -53,53 +57,6 @@ fn put_q(
         is_static,
     )
     .expect("accepted");
-}
-
-/// One comparison of pair vs walk (pair called twice: the second call goes through whatever
-/// the first compiled). `Err` describes the first difference.
-fn compare(
-    view: &ArenaView,
-    pair: &mut FramePair,
-    time: i64,
-    tol: f64,
-) -> Result<Result<(), String>, String> {
-    let want = view
-        .lookup_transform(pair.target(), pair.source(), time)
-        .map(|t| (t.stamp, t.transform));
-    for call in 0..2 {
-        let got = view.lookup_pair(pair, time);
-        let ctx = format!(
-            "{} <- {} at {time}, call {call}",
-            pair.target(),
-            pair.source()
-        );
-        match (&want, &got) {
-            (Ok((ws, wt)), Ok((gs, gt))) => {
-                if ws != gs {
-                    return Err(format!("{ctx}: stamp {ws} vs {gs}"));
-                }
-                let w = [wt.translation.as_slice(), wt.rotation.as_slice()].concat();
-                let g = [gt.translation.as_slice(), gt.rotation.as_slice()].concat();
-                if w.iter().zip(&g).any(|(a, b)| (a - b).abs() >= tol) {
-                    return Err(format!("{ctx}: walk {w:?} vs pair {g:?}"));
-                }
-            }
-            (Err(we), Err(ge)) => {
-                if we.class_name() != ge.class_name() || we.to_string() != ge.to_string() {
-                    return Err(format!("{ctx}: walk error {we:?} vs pair error {ge:?}"));
-                }
-            }
-            _ => return Err(format!("{ctx}: walk {want:?}, pair {got:?}")),
-        }
-    }
-    Ok(want.map(|_| ()).map_err(|e| e.to_string()))
-}
-
-/// Panicking form of [`compare`] with the claim's tolerance.
-fn agree(view: &ArenaView, pair: &mut FramePair, time: i64) {
-    if let Err(d) = compare(view, pair, time, 1e-12) {
-        panic!("{d}");
-    }
 }
 
 /// A robot in UTM coordinates: earth → map is ~5e6 m. `imu ← camera` is a fork at `base`, two
@@ -244,19 +201,6 @@ fn fork_to_an_optical_frame_keeps_the_walks_quaternion_sign() {
     );
 }
 
-/// Knuth's MMIX LCG.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
-}
-
 /// Adversarial histories, compared on a fork whose ancestor is the root or with the target /
 /// source on one branch (so the rounding difference above does not apply; values are kept
 /// small anyway): per-sample re-parenting, loops, statics switching to dynamic and back,
@@ -343,7 +287,7 @@ fn adversarial_histories_agree_with_the_walk() {
                     _ => 100 * S + rng.below((newest - 100 * S) as u64 + 1) as i64,
                 };
                 match compare(&view, pair, time, 1e-12) {
-                    Ok(Ok(())) => ok += 1,
+                    Ok(Ok(_)) => ok += 1,
                     Ok(Err(_)) => err += 1,
                     Err(d) => diffs.push(d),
                 }
@@ -403,7 +347,7 @@ fn deep_chains_around_the_compile_limit_agree() {
         ];
         for p in &mut pairs {
             for t in [0, 10 * S, 11 * S + 5, 12 * S] {
-                agree(&view, p, t);
+                assert_agree(&view, p, t);
             }
         }
         // The middle static turns dynamic (history from 11 s only), then static again.
@@ -427,7 +371,7 @@ fn deep_chains_around_the_compile_limit_agree() {
         );
         for p in &mut pairs {
             for t in [0, 10 * S + 1, 11 * S + 5, 12 * S] {
-                agree(&view, p, t);
+                assert_agree(&view, p, t);
             }
         }
         put_q(
@@ -452,7 +396,7 @@ fn deep_chains_around_the_compile_limit_agree() {
         );
         for p in &mut pairs {
             for t in [0, 10 * S + 1, 11 * S, 12 * S] {
-                agree(&view, p, t);
+                assert_agree(&view, p, t);
             }
         }
     }
@@ -516,7 +460,7 @@ fn equal_stamps_at_window_edges_agree() {
             10 * S,
             12 * S,
         ] {
-            agree(&view, p, t);
+            assert_agree(&view, p, t);
         }
     }
 }
@@ -546,8 +490,8 @@ fn changes_above_the_ancestor_under_a_compiled_fork() {
     let times = [0, 10 * S, 11 * S + 7, 13 * S, 13 * S + 1, 9 * S];
     let check = |view: &ArenaView, pair: &mut FramePair, back: &mut FramePair| {
         for t in times {
-            agree(view, pair, t);
-            agree(view, back, t);
+            assert_agree(view, pair, t);
+            assert_agree(view, back, t);
         }
     };
     check(&view, &mut pair, &mut back);
@@ -606,8 +550,8 @@ fn changes_above_the_ancestor_under_a_compiled_fork() {
         false,
     );
     for t in [0, 14 * S, 13 * S] {
-        agree(&view, &mut pair, t);
-        agree(&view, &mut back, t);
+        assert_agree(&view, &mut pair, t);
+        assert_agree(&view, &mut back, t);
     }
 }
 
@@ -659,9 +603,9 @@ fn one_pair_alternating_between_two_arenas() {
     }
     let mut pair = FramePair::new("map", "base");
     for t in [0, 10 * S, 11 * S + 3, 12 * S, 0, 13 * S] {
-        agree(&v1, &mut pair, t);
-        agree(&v2, &mut pair, t);
-        agree(&v1, &mut pair, t);
+        assert_agree(&v1, &mut pair, t);
+        assert_agree(&v2, &mut pair, t);
+        assert_agree(&v1, &mut pair, t);
     }
 }
 
