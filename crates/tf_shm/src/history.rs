@@ -94,7 +94,9 @@ pub(crate) fn from_bracket_close(older: &Sample, newer: &Sample, time: i64) -> S
     bracket_with(older, newer, time, slerp)
 }
 
-#[inline]
+// Always inlined, like `interpolate_with`: each caller passes a constant `slerp`, which then
+// becomes a direct (inlinable) call instead of one through a pointer.
+#[inline(always)]
 fn bracket_with(
     older: &Sample,
     newer: &Sample,
@@ -114,7 +116,7 @@ pub fn interpolate_samples(one: &Sample, two: &Sample, time: i64) -> Sample {
     interpolate_with(one, two, time, slerp_tf2)
 }
 
-#[inline]
+#[inline(always)]
 fn interpolate_with(
     one: &Sample,
     two: &Sample,
