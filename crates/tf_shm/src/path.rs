@@ -32,7 +32,7 @@
 use crate::math::{accumulate, inverse, inverse_times};
 use crate::sample::{FrameId, Transform, NO_FRAME};
 use crate::store::{FrameStore, LinkAt};
-use crate::view::ArenaView;
+use crate::view::{ArenaView, LinkRead};
 
 /// Longest path compiled (links on both sides plus those above the common ancestor). Deeper
 /// pairs take the literal walk every time; tf2's loop limit (1000 links) stays the walk's.
@@ -107,34 +107,49 @@ impl Path {
         time: i64,
     ) {
         self.reset();
-        if target == source {
-            return;
+        match self.fill(view, target, source, time) {
+            Some(shape) => self.shape = shape,
+            None => self.reset(),
         }
-        // Source chain, up to the target or a root; kept in `above_links` for now.
-        let mut chain = std::mem::take(&mut self.above_links);
+    }
+
+    /// [`Path::compile`]'s walk over the parents, into the (empty) vectors.
+    fn fill(
+        &mut self,
+        view: &ArenaView,
+        target: FrameId,
+        source: FrameId,
+        time: i64,
+    ) -> Option<Shape> {
+        if target == source {
+            return None;
+        }
+        // The source chain, up to the target or a root, is gathered in `above_links` and
+        // split at the meeting point at the end.
+        let Path {
+            source_links,
+            target_links,
+            above_links: chain,
+            ancestor,
+            root: root_slot,
+            ..
+        } = self;
         let mut frame = source;
         let root = loop {
             if frame == target {
-                self.source_links.append(&mut chain);
-                self.above_links = chain;
-                self.ancestor = target;
-                self.shape = Shape::TargetAbove;
-                return;
+                source_links.append(chain);
+                *ancestor = target;
+                return Some(Shape::TargetAbove);
             }
             if chain.len() >= MAX_PATH_LINKS || chain.contains(&frame) {
-                self.above_links = chain;
-                return;
+                return None;
             }
-            match parent_at(view, frame, time) {
-                Ok(Some(p)) => {
+            match parent_at(view, frame, time).ok()? {
+                Some(p) => {
                     chain.push(frame);
                     frame = p;
                 }
-                Ok(None) => break frame,
-                Err(()) => {
-                    self.above_links = chain;
-                    return;
-                }
+                None => break frame,
             }
         };
         // Target chain, up to the first frame on the source chain (or the source itself).
@@ -151,33 +166,21 @@ impl Path {
             if let Some(i) = chain.iter().position(|&f| f == frame) {
                 break i;
             }
-            if self.target_links.len() + chain.len() >= MAX_PATH_LINKS {
-                self.above_links = chain;
-                self.target_links.clear();
-                return;
+            if target_links.len() + chain.len() >= MAX_PATH_LINKS {
+                return None;
             }
-            match parent_at(view, frame, time) {
-                Ok(Some(p)) => {
-                    self.target_links.push(frame);
-                    frame = p;
-                }
-                _ => {
-                    self.above_links = chain;
-                    self.target_links.clear();
-                    return;
-                }
-            }
+            target_links.push(frame);
+            frame = parent_at(view, frame, time).ok()??;
         };
-        self.ancestor = frame;
-        self.root = root;
-        self.shape = if frame == source && frame != root {
+        *ancestor = frame;
+        *root_slot = root;
+        source_links.extend_from_slice(&chain[..meet]);
+        chain.drain(..meet);
+        Some(if frame == source && frame != root {
             Shape::SourceAbove
         } else {
             Shape::Fork
-        };
-        self.source_links.extend_from_slice(&chain[..meet]);
-        chain.drain(..meet);
-        self.above_links = chain;
+        })
     }
 }
 
@@ -198,7 +201,9 @@ fn branch(
 ) -> Option<Transform> {
     let mut acc = Transform::IDENTITY;
     for (i, &frame) in links.iter().enumerate() {
-        let s = view.sample_at(frame, generation, time)?;
+        let s = view
+            .link_sample(frame, generation, time, LinkRead::SeriesSlerp)?
+            .ok()?;
         if s.parent != expected_parent(links, i, end) {
             return None;
         }
@@ -207,38 +212,33 @@ fn branch(
     Some(acc)
 }
 
-/// The source pass above the common ancestor: parents checked up to the first failure (which
-/// tf2 forgives), then the root must still be a frame without cache.
-fn check_above(view: &ArenaView, path: &Path, generation: u64, time: i64) -> Option<()> {
-    for (i, &frame) in path.above_links.iter().enumerate() {
-        match view.link_sample(frame, generation, time, false)? {
-            Ok(s) if s.parent == expected_parent(&path.above_links, i, path.root) => {}
-            Ok(_) => return None,
-            Err(()) => return Some(()),
-        }
-    }
-    view.has_no_cache(path.root).then_some(())
-}
-
-/// The links above the common ancestor of a fork, composed into both accumulators as tf2's
-/// two passes compose them (with tf2's slerp, literally), up to the root or the first link
-/// that fails (which tf2 forgives). They cancel in the result, but only up to rounding, and
-/// that rounding is tf2's answer: with a large translation above the fork (a UTM map) or a
-/// result on one of the sign decisions of the matrix round trip (a camera's optical frame
-/// seen from a sibling), skipping them would not give tf2's bits.
-fn compose_above(
+/// tf2's source pass above the common ancestor: the links from `ancestor` up to the root,
+/// parents checked, up to the first link that fails (which tf2 forgives); then the root must
+/// still be a frame without cache. With `compose` (a fork), each link is also composed into
+/// both branches' accumulators as tf2's two passes compose them, with tf2's slerp literally:
+/// they cancel in the result only up to rounding, and that rounding is tf2's answer (with a
+/// large translation above the fork, a UTM map, or a result on one of the sign decisions of
+/// the matrix round trip, a camera's optical frame seen from a sibling, skipping them would not
+/// give tf2's bits). Without it (the source above the target) only the parents matter.
+fn above(
     view: &ArenaView,
     path: &Path,
     generation: u64,
     time: i64,
-    source: &mut Transform,
-    target: &mut Transform,
+    mut compose: Option<(&mut Transform, &mut Transform)>,
 ) -> Option<()> {
+    let read = if compose.is_some() {
+        LinkRead::Tf2Slerp
+    } else {
+        LinkRead::Parent
+    };
     for (i, &frame) in path.above_links.iter().enumerate() {
-        match view.link_sample(frame, generation, time, true)? {
+        match view.link_sample(frame, generation, time, read)? {
             Ok(s) if s.parent == expected_parent(&path.above_links, i, path.root) => {
-                *source = accumulate(&s.transform, source);
-                *target = accumulate(&s.transform, target);
+                if let Some((source, target)) = compose.as_mut() {
+                    **source = accumulate(&s.transform, source);
+                    **target = accumulate(&s.transform, target);
+                }
             }
             Ok(_) => return None,
             Err(()) => return Some(()),
@@ -274,12 +274,8 @@ fn latest_common_time(view: &ArenaView, path: &Path, generation: u64) -> Option<
     let common = if path.shape == Shape::TargetAbove {
         source
     } else {
-        for (i, &frame) in path.above_links.iter().enumerate() {
-            let (_, parent) = view.newest(frame, generation)?;
-            if parent != expected_parent(&path.above_links, i, path.root) {
-                return None;
-            }
-        }
+        // Newest parents above the ancestor: checked, their stamps do not count.
+        branch_latest(view, &path.above_links, path.root, generation)?;
         if !view.has_no_cache(path.root) {
             return None;
         }
@@ -311,7 +307,7 @@ pub(crate) fn lookup(view: &ArenaView, path: &Path, time: i64) -> Option<(i64, T
         Shape::None => return None,
         Shape::TargetAbove => source,
         Shape::SourceAbove => {
-            check_above(view, path, generation, time)?;
+            above(view, path, generation, time, None)?;
             inverse(&branch(
                 view,
                 &path.target_links,
@@ -323,7 +319,13 @@ pub(crate) fn lookup(view: &ArenaView, path: &Path, time: i64) -> Option<(i64, T
         Shape::Fork => {
             let mut source = source;
             let mut target = branch(view, &path.target_links, path.ancestor, generation, time)?;
-            compose_above(view, path, generation, time, &mut source, &mut target)?;
+            above(
+                view,
+                path,
+                generation,
+                time,
+                Some((&mut source, &mut target)),
+            )?;
             inverse_times(&target, &source)
         }
     };

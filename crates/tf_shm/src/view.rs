@@ -19,6 +19,18 @@ use crate::store::{CacheError, FrameStore, History, HistorySpan, LinkAt};
 use crate::sync::Ordering;
 use crate::walk;
 
+/// How [`ArenaView::link_sample`] answers between two samples of a dynamic link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LinkRead {
+    /// tf2's `getParent`: the older sample, not interpolated.
+    Parent,
+    /// tf2's `getData` with tf2's slerp, literally.
+    Tf2Slerp,
+    /// tf2's `getData` with [`crate::math::slerp`] (series between close rotations; equal to
+    /// tf2's up to rounding).
+    SeriesSlerp,
+}
+
 /// Where a frame's link lives.
 enum FrameLink<'a> {
     Static(&'a Slot),
@@ -196,11 +208,21 @@ impl ArenaView {
             .is_ok_and(|r| r.kind.load(Ordering::Acquire) == KIND_NONE)
     }
 
-    /// tf2's `getData` for `id` at `time` (0: newest) in clear generation `generation`, or
-    /// `None` for a frame without cache, a link that cannot answer (tf2's errors, parent 0),
-    /// one that stays contended, or a damaged record. One attempt at a static slot.
-    #[inline]
-    pub(crate) fn sample_at(&self, id: FrameId, generation: u64, time: i64) -> Option<Sample> {
+    /// tf2's `getData` (or `getParent`, see [`LinkRead`]) for `id` at `time` (0: newest) in
+    /// clear generation `generation`: `Some(Err(()))` when the link exists but cannot answer at
+    /// `time` (tf2's errors, parent 0); `None` for a frame without cache, a dynamic frame
+    /// without a ring, a damaged record, a link that stays contended, or a static slot that
+    /// raced its writer (one attempt).
+    // Always inlined: each caller passes a constant `read`, and the hot path must not pay
+    // for the choice.
+    #[inline(always)]
+    pub(crate) fn link_sample(
+        &self,
+        id: FrameId,
+        generation: u64,
+        time: i64,
+        read: LinkRead,
+    ) -> Option<Result<Sample, ()>> {
         let s = match self.frame_link(id)? {
             // tf2's StaticCache answers any time with the requested stamp.
             FrameLink::Static(slot) => Sample {
@@ -208,41 +230,21 @@ impl ArenaView {
                 ..ring::try_read_slot(slot)?
             },
             FrameLink::Dynamic(r) => match ring::read_bracket(r, generation, time) {
-                Some((older, newer)) => from_bracket_close(&older, &newer, time),
+                Some((older, newer)) => match read {
+                    LinkRead::Parent => older,
+                    LinkRead::Tf2Slerp => from_bracket(&older, &newer, time),
+                    LinkRead::SeriesSlerp => from_bracket_close(&older, &newer, time),
+                },
                 // Time 0 or the newest stamp: the newest sample (the last of equal stamps).
                 None => match ring::read_newest(r, generation) {
                     Some(s) if time == 0 || s.stamp == time => s,
-                    _ => ring::read(r, generation, |h| get_data(h, time, true))?.ok()?,
-                },
-            },
-        };
-        (s.parent != NO_FRAME).then_some(s)
-    }
-
-    /// tf2's `getData` (`interpolate`, with tf2's slerp literally) or `getParent` for `id` at
-    /// `time` (0: newest): `Some(Err(()))` when the link exists but cannot answer at `time`
-    /// (tf2's errors, parent 0), `None` for anything else [`ArenaView::sample_at`] refuses.
-    pub(crate) fn link_sample(
-        &self,
-        id: FrameId,
-        generation: u64,
-        time: i64,
-        interpolate: bool,
-    ) -> Option<Result<Sample, ()>> {
-        let s = match self.frame_link(id)? {
-            FrameLink::Static(slot) => Sample {
-                stamp: time,
-                ..ring::try_read_slot(slot)?
-            },
-            FrameLink::Dynamic(r) => match ring::read_bracket(r, generation, time) {
-                Some((older, _)) if !interpolate => older,
-                Some((older, newer)) => from_bracket(&older, &newer, time),
-                None => match ring::read_newest(r, generation) {
-                    Some(s) if time == 0 || s.stamp == time => s,
-                    _ => match ring::read(r, generation, |h| get_data(h, time, interpolate))? {
-                        Ok(s) => s,
-                        Err(_) => return Some(Err(())),
-                    },
+                    _ => {
+                        let interpolate = !matches!(read, LinkRead::Parent);
+                        match ring::read(r, generation, |h| get_data(h, time, interpolate))? {
+                            Ok(s) => s,
+                            Err(_) => return Some(Err(())),
+                        }
+                    }
                 },
             },
         };
@@ -305,7 +307,6 @@ impl ArenaView {
             }
         }
         let r = walk::lookup_transform(self, &pair.target, &pair.source, time)?;
-        pair.path.reset();
         if let (Some(t), Some(s)) = (self.frame_id(&pair.target)?, self.frame_id(&pair.source)?) {
             pair.resolved = Some((self.identity.instance_uuid, t, s));
             pair.path.compile(self, t, s, time);
