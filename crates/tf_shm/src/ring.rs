@@ -580,6 +580,27 @@ mod loom_model {
         }
     }
 
+    /// A ring of `cap` slots holding samples `initial`, and a thread running `write` on it
+    /// (the single writer) while the model's main thread reads.
+    fn race(
+        cap: usize,
+        initial: [i64; 2],
+        write: fn(&RingWriter<'_>),
+    ) -> (Arc<OwnedRing>, loom::thread::JoinHandle<()>) {
+        let ring = Arc::new(new_ring(cap));
+        {
+            let w = RingWriter { ring: ring.r() };
+            for stamp in initial {
+                w.append(&sample(stamp));
+            }
+        }
+        let writer = {
+            let ring = ring.clone();
+            loom::thread::spawn(move || write(&RingWriter { ring: ring.r() }))
+        };
+        (ring, writer)
+    }
+
     /// Every payload word is a function of the stamp, so a torn or misplaced slot shows.
     fn sample(stamp: i64) -> Sample {
         let v = stamp as f64;
@@ -609,19 +630,9 @@ mod loom_model {
     #[test]
     fn append_and_lap() {
         loom::model(|| {
-            let ring = Arc::new(new_ring(2));
-            {
-                let w = RingWriter { ring: ring.r() };
-                w.append(&sample(10));
-                w.append(&sample(20));
-            }
-            let writer = {
-                let ring = ring.clone();
-                loom::thread::spawn(move || {
-                    let w = RingWriter { ring: ring.r() };
-                    w.append(&sample(30));
-                })
-            };
+            let (ring, writer) = race(2, [10, 20], |w| {
+                w.append(&sample(30));
+            });
             for t in [15, 20, 25] {
                 if let Some(Ok(s)) = read(ring.r(), 0, |h| get_data(h, t, true)) {
                     // Interpolation at t of the linear stamp→x map is exactly t.
@@ -636,19 +647,9 @@ mod loom_model {
     #[test]
     fn reordering_insert() {
         loom::model(|| {
-            let ring = Arc::new(new_ring(4));
-            {
-                let w = RingWriter { ring: ring.r() };
-                w.append(&sample(10));
-                w.append(&sample(30));
-            }
-            let writer = {
-                let ring = ring.clone();
-                loom::thread::spawn(move || {
-                    let w = RingWriter { ring: ring.r() };
-                    w.insert(1, &sample(20));
-                })
-            };
+            let (ring, writer) = race(4, [10, 30], |w| {
+                w.insert(1, &sample(20));
+            });
             if let Some(Ok(s)) = read(ring.r(), 0, |h| get_data(h, 25, true)) {
                 check(&s, 25, 25);
             }
@@ -680,19 +681,9 @@ mod loom_model {
     #[test]
     fn single_attempt_reads_and_lap() {
         loom::model(|| {
-            let ring = Arc::new(new_ring(2));
-            {
-                let w = RingWriter { ring: ring.r() };
-                w.append(&sample(10));
-                w.append(&sample(20));
-            }
-            let writer = {
-                let ring = ring.clone();
-                loom::thread::spawn(move || {
-                    let w = RingWriter { ring: ring.r() };
-                    w.append(&sample(30));
-                })
-            };
+            let (ring, writer) = race(2, [10, 20], |w| {
+                w.append(&sample(30));
+            });
             // One read per model: each read multiplies the interleavings explored.
             check_bracket(&ring, 25, &[(20, 30)]);
             writer.join().unwrap();
@@ -703,19 +694,9 @@ mod loom_model {
     #[test]
     fn single_attempt_reads_and_reordering_insert() {
         loom::model(|| {
-            let ring = Arc::new(new_ring(4));
-            {
-                let w = RingWriter { ring: ring.r() };
-                w.append(&sample(10));
-                w.append(&sample(30));
-            }
-            let writer = {
-                let ring = ring.clone();
-                loom::thread::spawn(move || {
-                    let w = RingWriter { ring: ring.r() };
-                    w.insert(1, &sample(20));
-                })
-            };
+            let (ring, writer) = race(4, [10, 30], |w| {
+                w.insert(1, &sample(20));
+            });
             check_bracket(&ring, 15, &[(10, 30), (10, 20)]);
             writer.join().unwrap();
         });
