@@ -6,7 +6,7 @@
 #[path = "common/pair_check.rs"]
 mod pair_check;
 
-use pair_check::{agree, Lcg};
+use pair_check::{agree, random_pairs, Lcg};
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, ArenaWriter, FramePair, TransformError};
 
@@ -138,13 +138,7 @@ fn random_topologies_agree_with_the_walk() {
     let (mut ok, mut err) = (0, 0);
     for _round in 0..40 {
         let (mut w, view) = Arena::in_memory(&config()).unwrap();
-        let mut pairs: Vec<FramePair> = (0..100)
-            .map(|_| {
-                let a = rng.below(10) as usize;
-                let b = rng.below(10) as usize;
-                FramePair::new(&names[a], &names[b])
-            })
-            .collect();
+        let mut pairs = random_pairs(&mut rng, &names, 100);
         let mut stamp = 100 * S;
         for _batch in 0..30 {
             for _ in 0..12 {

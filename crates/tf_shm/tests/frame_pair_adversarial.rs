@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 #[path = "common/pair_check.rs"]
 mod pair_check;
 
-use pair_check::{assert_agree, compare, Lcg};
+use pair_check::{assert_agree, compare, random_pairs, Lcg};
 use tf_shm::math::{accumulate, inverse_times};
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair, Transform, TransformError};
@@ -219,13 +219,7 @@ fn adversarial_histories_agree_with_the_walk() {
             ..config()
         };
         let (mut w, view) = Arena::in_memory(&cfg).unwrap();
-        let mut pairs: Vec<FramePair> = (0..60)
-            .map(|_| {
-                let a = rng.below(9) as usize;
-                let b = rng.below(9) as usize;
-                FramePair::new(&names[a], &names[b])
-            })
-            .collect();
+        let mut pairs = random_pairs(&mut rng, &names, 60);
         let mut stamps: Vec<i64> = Vec::new();
         let mut newest = 100 * S;
         for _batch in 0..40 {

@@ -74,3 +74,15 @@ impl Lcg {
         (self.0 >> 33) % n
     }
 }
+
+/// `count` pairs of frames drawn from `names` (a frame may be paired with itself).
+pub fn random_pairs(rng: &mut Lcg, names: &[String], count: usize) -> Vec<FramePair> {
+    let n = names.len() as u64;
+    (0..count)
+        .map(|_| {
+            let a = rng.below(n) as usize;
+            let b = rng.below(n) as usize;
+            FramePair::new(&names[a], &names[b])
+        })
+        .collect()
+}
