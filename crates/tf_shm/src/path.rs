@@ -30,7 +30,7 @@
 //! checked up to the root).
 
 use crate::math::{accumulate, inverse, inverse_times};
-use crate::sample::{FrameId, Transform, NO_FRAME};
+use crate::sample::{FrameId, Sample, Transform, NO_FRAME};
 use crate::store::{FrameStore, LinkAt};
 use crate::view::{ArenaView, LinkRead};
 
@@ -190,7 +190,15 @@ fn expected_parent(links: &[FrameId], i: usize, end: FrameId) -> FrameId {
     links.get(i + 1).copied().unwrap_or(end)
 }
 
+/// Links read per batch in [`branch`].
+const BATCH: usize = 8;
+
 /// Composes one branch at `time` (`T_ancestor_first`), checking every parent.
+///
+/// A batch of links is read and interpolated before any is composed: the links are
+/// independent until composed, and keeping the composition out of the read loop keeps each
+/// iteration short enough for the next link's loads to start while the previous link's
+/// arithmetic runs.
 #[inline]
 fn branch(
     view: &ArenaView,
@@ -200,14 +208,23 @@ fn branch(
     time: i64,
 ) -> Option<Transform> {
     let mut acc = Transform::IDENTITY;
-    for (i, &frame) in links.iter().enumerate() {
-        let s = view
-            .link_sample(frame, generation, time, LinkRead::SeriesSlerp)?
-            .ok()?;
-        if s.parent != expected_parent(links, i, end) {
-            return None;
+    let mut read = [Sample {
+        stamp: 0,
+        parent: NO_FRAME,
+        transform: Transform::IDENTITY,
+    }; BATCH];
+    for (b, batch) in links.chunks(BATCH).enumerate() {
+        for (r, &frame) in read.iter_mut().zip(batch) {
+            *r = view
+                .link_sample(frame, generation, time, LinkRead::SeriesSlerp)?
+                .ok()?;
         }
-        acc = accumulate(&s.transform, &acc);
+        for (k, s) in read[..batch.len()].iter().enumerate() {
+            if s.parent != expected_parent(links, b * BATCH + k, end) {
+                return None;
+            }
+            acc = accumulate(&s.transform, &acc);
+        }
     }
     Some(acc)
 }

@@ -103,29 +103,40 @@ pub(crate) fn write_slot(slot: &Slot, s: &Sample) {
     slot.seq.store(odd.wrapping_add(1), Ordering::Release);
 }
 
+/// The payload of `slot` (Relaxed loads; the caller brackets them with the slot's `seq`).
+#[inline(always)]
+fn load_payload(slot: &Slot) -> Sample {
+    let w = |k: usize| f64::from_bits(slot.words[k].load(Ordering::Relaxed));
+    Sample {
+        stamp: slot.stamp.load(Ordering::Relaxed),
+        // A parent that does not fit is left for the caller's range check to refuse.
+        parent: u32::try_from(slot.parent.load(Ordering::Relaxed)).unwrap_or(u32::MAX),
+        transform: Transform {
+            translation: [w(0), w(1), w(2)],
+            rotation: [w(3), w(4), w(5), w(6)],
+        },
+    }
+}
+
 /// Reads `slot` once; `None` when the read raced a write (or a writer died mid-write).
+#[inline(always)]
 pub(crate) fn try_read_slot(slot: &Slot) -> Option<Sample> {
     let seq = slot.seq.load(Ordering::Acquire);
-    let stamp = slot.stamp.load(Ordering::Relaxed);
-    let parent = slot.parent.load(Ordering::Relaxed);
-    let mut w = [0f64; 7];
-    for (v, a) in w.iter_mut().zip(&slot.words) {
-        *v = f64::from_bits(a.load(Ordering::Relaxed));
-    }
+    let s = load_payload(slot);
     fence(Ordering::Acquire);
     let again = slot.seq.load(Ordering::Relaxed);
-    if seq != again || seq & 1 == 1 {
-        return None;
-    }
-    Some(Sample {
-        stamp,
-        // A parent that does not fit is left for the caller's range check to refuse.
-        parent: u32::try_from(parent).unwrap_or(u32::MAX),
-        transform: Transform {
-            translation: [w[0], w[1], w[2]],
-            rotation: [w[3], w[4], w[5], w[6]],
-        },
-    })
+    (seq == again && seq & 1 == 0).then_some(s)
+}
+
+/// Reads two slots once, as two [`try_read_slot`]s sharing one fence (each payload still lies
+/// between its slot's two `seq` loads).
+#[inline(always)]
+fn try_read_pair(a: &Slot, b: &Slot) -> Option<(Sample, Sample)> {
+    let (seq_a, seq_b) = (a.seq.load(Ordering::Acquire), b.seq.load(Ordering::Acquire));
+    let (sa, sb) = (load_payload(a), load_payload(b));
+    fence(Ordering::Acquire);
+    let (again_a, again_b) = (a.seq.load(Ordering::Relaxed), b.seq.load(Ordering::Relaxed));
+    (seq_a == again_a && seq_b == again_b && (seq_a | seq_b) & 1 == 0).then_some((sa, sb))
 }
 
 /// Reads `slot`, retrying with [`Backoff`]; `None` when it never read consistently.
@@ -418,7 +429,7 @@ struct Quick {
 impl Quick {
     /// `None` when the writer is mid-reorder, the ring is of another clear generation, or
     /// the ring is empty (or its indices are inconsistent).
-    #[inline]
+    #[inline(always)]
     fn begin(ring: RingRef<'_>, generation: u64) -> Option<Quick> {
         let h = ring.header;
         let epoch = h.epoch.load(Ordering::Acquire);
@@ -443,7 +454,7 @@ impl Quick {
 /// `None` when that case does not apply or the read raced the writer; the caller then takes
 /// [`read`] with [`crate::history::get_data`], which answers every case. Validated as
 /// [`Snapshot`] is (same epoch, generation and lap check).
-#[inline]
+#[inline(always)]
 pub(crate) fn read_bracket(
     ring: RingRef<'_>,
     generation: u64,
@@ -468,19 +479,19 @@ pub(crate) fn read_bracket(
     }
     // Where a uniform rate puts `time`: usually the bracket itself, so its two slots are read
     // straight away (their stamps tell) rather than after a probe of the stamp index, which
-    // would be a second dependent cache miss.
-    // (The nudge makes a query at a sample's exact stamp land on that sample, not a
-    // rounding error below it.)
+    // would be a second dependent cache miss. The nudge makes a query at a sample's exact
+    // stamp land on that sample, not a rounding error below it. Signed conversions: one
+    // instruction each (`n` ≤ capacity fits an i64).
     let frac = time.wrapping_sub(earliest) as f64 / latest.wrapping_sub(earliest) as f64;
-    let mut i = tail + ((frac * (n - 1) as f64 + 1e-6) as u64).min(n - 2);
+    let i = tail + ((frac * (n - 1) as i64 as f64 + 1e-6) as i64 as u64).min(n - 2);
     let slot = |idx: u64| &ring.slots[(idx & mask) as usize];
-    let guessed = try_read_slot(slot(i))
-        .zip(try_read_slot(slot(i + 1)))
+    let guessed = try_read_pair(slot(i), slot(i + 1))
         .filter(|(older, newer)| older.stamp <= time && time < newer.stamp);
     if let Some((older, newer)) = guessed {
         return validate_bracket(h, epoch, generation, tail, cap).then_some((older, newer));
     }
     // Otherwise a step or two along the index.
+    let mut i = i;
     let mut steps = 0;
     loop {
         if stamp(i) > time {
@@ -501,15 +512,14 @@ pub(crate) fn read_bracket(
             return None;
         }
     }
-    let older = try_read_slot(slot(i))?;
-    let newer = try_read_slot(slot(i + 1))?;
+    let (older, newer) = try_read_pair(slot(i), slot(i + 1))?;
     // The slots' own stamps must bracket `time` as the index said.
     (older.stamp <= time && time < newer.stamp && validate_bracket(h, epoch, generation, tail, cap))
         .then_some((older, newer))
 }
 
 /// [`Snapshot::validate`] for a read that started at logical index `oldest`.
-#[inline]
+#[inline(always)]
 fn validate_bracket(h: &RingHeader, epoch: u64, generation: u64, oldest: u64, cap: u64) -> bool {
     fence(Ordering::Acquire);
     h.epoch.load(Ordering::Relaxed) == epoch

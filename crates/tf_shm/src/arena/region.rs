@@ -126,19 +126,41 @@ impl Region {
         self.slice(off, n)
     }
 
-    /// The ring at byte `off` with `capacity` samples: header, stamps, slots.
+    /// The ring at byte `off` with `capacity` samples: header, stamps, slots. One bounds
+    /// and alignment check covers all three (a lookup resolves a ring per link).
+    #[inline]
     pub(crate) fn ring(&self, off: u64, capacity: usize) -> Option<RingRef<'_>> {
-        let header: &RingHeader = self.at(off)?;
-        let stamps_off = off.checked_add(std::mem::size_of::<RingHeader>() as u64)?;
-        let stamps: &[AtomicI64] = self.slice(stamps_off, capacity)?;
-        let slots_off =
-            stamps_off.checked_add((capacity * std::mem::size_of::<AtomicI64>()) as u64)?;
-        let slots: &[Slot] = self.slice(slots_off, capacity)?;
-        Some(RingRef {
-            header,
-            stamps,
-            slots,
-        })
+        const HEADER: usize = std::mem::size_of::<RingHeader>();
+        const PER_SAMPLE: usize = std::mem::size_of::<AtomicI64>() + std::mem::size_of::<Slot>();
+        // Every part is made of 8-byte atomics and starts a multiple of 8 bytes after `off`.
+        const _: () = assert!(HEADER.is_multiple_of(8) && std::mem::align_of::<Slot>() == 8);
+        let off = usize::try_from(off).ok()?;
+        let end = capacity
+            .checked_mul(PER_SAMPLE)
+            .and_then(|b| b.checked_add(HEADER))
+            .and_then(|b| b.checked_add(off))?;
+        if end > self.len || !off.is_multiple_of(8) {
+            return None;
+        }
+        let stamps_off = off + HEADER;
+        let slots_off = stamps_off + capacity * std::mem::size_of::<AtomicI64>();
+        // SAFETY: `off..end` lies inside the live region and holds the header, then
+        // `capacity` stamps, then `capacity` slots (sizes summed above); every part is
+        // 8-aligned (base is ALIGN-aligned, `off` checked, sizes multiples of 8) and made
+        // only of atomics, valid for any bits and for concurrent access (as in `at`).
+        unsafe {
+            Some(RingRef {
+                header: &*(self.base.add(off) as *const RingHeader),
+                stamps: std::slice::from_raw_parts(
+                    self.base.add(stamps_off) as *const AtomicI64,
+                    capacity,
+                ),
+                slots: std::slice::from_raw_parts(
+                    self.base.add(slots_off) as *const Slot,
+                    capacity,
+                ),
+            })
+        }
     }
 }
 
