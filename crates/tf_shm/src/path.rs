@@ -32,7 +32,7 @@
 use crate::math::{accumulate, inverse, inverse_times};
 use crate::sample::{FrameId, Sample, Transform, NO_FRAME};
 use crate::store::{FrameStore, LinkAt};
-use crate::view::{ArenaView, LinkRead};
+use crate::view::{ArenaView, LinkRead, Newest};
 
 /// Longest path compiled (links on both sides plus those above the common ancestor). Deeper
 /// pairs take the literal walk every time; tf2's loop limit (1000 links) stays the walk's.
@@ -54,7 +54,7 @@ enum Shape {
 
 /// The compiled path of one (target, source) pair in one arena. Its vectors keep their
 /// capacity across recompiles, so recompiling allocates only when a path grows.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Path {
     shape: Shape,
     /// Frames whose links form the source branch, source first, up to (excluding) `ancestor`.
@@ -68,6 +68,10 @@ pub(crate) struct Path {
     above_links: Vec<FrameId>,
     /// The frame without cache that ends the chain (unused for `TargetAbove`).
     root: FrameId,
+    /// Time 0: the newest samples of the source links, then of the target links, read for
+    /// the latest common time and reused at that time wherever they are the answer (capacity
+    /// reserved by `compile`, so a lookup does not allocate).
+    newest: Vec<Newest>,
 }
 
 /// The parent of `frame` as the walk sees it at `time` (0: newest): `Ok(None)` for a frame
@@ -94,6 +98,7 @@ impl Path {
         self.source_links.clear();
         self.target_links.clear();
         self.above_links.clear();
+        self.newest.clear();
     }
 
     /// Compiles the path `target ← source` from the parents at `time` (0: newest parents).
@@ -108,7 +113,11 @@ impl Path {
     ) {
         self.reset();
         match self.fill(view, target, source, time) {
-            Some(shape) => self.shape = shape,
+            Some(shape) => {
+                self.shape = shape;
+                self.newest
+                    .reserve(self.source_links.len() + self.target_links.len());
+            }
             None => self.reset(),
         }
     }
@@ -193,19 +202,23 @@ fn expected_parent(links: &[FrameId], i: usize, end: FrameId) -> FrameId {
 /// Links read per batch in [`branch`].
 const BATCH: usize = 8;
 
-/// Composes one branch at `time` (`T_ancestor_first`), checking every parent.
+/// Composes one branch at `time` (`T_ancestor_first`), checking every parent. `newest`, when
+/// holds the links' newest samples (time 0, `REUSE`): those that answer at `time` are used as
+/// they are instead of being read again. (A constant, so that a lookup at a given time pays
+/// nothing for it.)
 ///
 /// A batch of links is read and interpolated before any is composed: the links are
 /// independent until composed, and keeping the composition out of the read loop keeps each
 /// iteration short enough for the next link's loads to start while the previous link's
 /// arithmetic runs.
 #[inline]
-fn branch(
+fn branch<const REUSE: bool>(
     view: &ArenaView,
     links: &[FrameId],
     end: FrameId,
     generation: u64,
     time: i64,
+    newest: &[Newest],
 ) -> Option<Transform> {
     let mut acc = Transform::IDENTITY;
     let mut read = [Sample {
@@ -214,10 +227,18 @@ fn branch(
         transform: Transform::IDENTITY,
     }; BATCH];
     for (b, batch) in links.chunks(BATCH).enumerate() {
-        for (r, &frame) in read.iter_mut().zip(batch) {
-            *r = view
-                .link_sample(frame, generation, time, LinkRead::SeriesSlerp)?
-                .ok()?;
+        for (k, (r, &frame)) in read.iter_mut().zip(batch).enumerate() {
+            let reused = if REUSE {
+                newest.get(b * BATCH + k)
+            } else {
+                None
+            };
+            *r = match reused {
+                Some(n) if n.answers(time) => n.sample,
+                _ => view
+                    .link_sample(frame, generation, time, LinkRead::SeriesSlerp)?
+                    .ok()?,
+            };
         }
         for (k, s) in read[..batch.len()].iter().enumerate() {
             if s.parent != expected_parent(links, b * BATCH + k, end) {
@@ -265,38 +286,56 @@ fn above(
 }
 
 /// Newest stamps of one branch (zero stamps ignored), checking newest parents; `i64::MAX`
-/// when none counts.
+/// when none counts. With `keep`, the newest samples are appended to it.
 fn branch_latest(
     view: &ArenaView,
     links: &[FrameId],
     end: FrameId,
     generation: u64,
+    mut keep: Option<&mut Vec<Newest>>,
 ) -> Option<i64> {
     let mut common = i64::MAX;
     for (i, &frame) in links.iter().enumerate() {
-        let (stamp, parent) = view.newest(frame, generation)?;
-        if parent != expected_parent(links, i, end) {
+        let n = view.newest(frame, generation)?;
+        if n.sample.parent != expected_parent(links, i, end) {
             return None;
         }
-        if stamp != 0 {
-            common = common.min(stamp);
+        if n.stamp != 0 {
+            common = common.min(n.stamp);
+        }
+        if let Some(keep) = keep.as_mut() {
+            keep.push(n);
         }
     }
     Some(common)
 }
 
-/// tf2's latest common time over the path (see the module docs).
-fn latest_common_time(view: &ArenaView, path: &Path, generation: u64) -> Option<i64> {
-    let source = branch_latest(view, &path.source_links, path.ancestor, generation)?;
+/// tf2's latest common time over the path (see the module docs); leaves the newest samples
+/// of the source links, then of the target links, in `path.newest`.
+fn latest_common_time(view: &ArenaView, path: &mut Path, generation: u64) -> Option<i64> {
+    path.newest.clear();
+    let source = branch_latest(
+        view,
+        &path.source_links,
+        path.ancestor,
+        generation,
+        Some(&mut path.newest),
+    )?;
     let common = if path.shape == Shape::TargetAbove {
         source
     } else {
         // Newest parents above the ancestor: checked, their stamps do not count.
-        branch_latest(view, &path.above_links, path.root, generation)?;
+        branch_latest(view, &path.above_links, path.root, generation, None)?;
         if !view.has_no_cache(path.root) {
             return None;
         }
-        let target = branch_latest(view, &path.target_links, path.ancestor, generation)?;
+        let target = branch_latest(
+            view,
+            &path.target_links,
+            path.ancestor,
+            generation,
+            Some(&mut path.newest),
+        )?;
         if path.shape == Shape::SourceAbove {
             target
         } else {
@@ -309,33 +348,61 @@ fn latest_common_time(view: &ArenaView, path: &Path, generation: u64) -> Option<
 /// `T_target_source` at `time` ns (0: latest common time) through a compiled `path`: the stamp
 /// tf2 reports and the transform with its rotation not yet canonicalised. `None` when anything
 /// differs from the path (the caller then runs the literal walk).
-pub(crate) fn lookup(view: &ArenaView, path: &Path, time: i64) -> Option<(i64, Transform)> {
+pub(crate) fn lookup(view: &ArenaView, path: &mut Path, time: i64) -> Option<(i64, Transform)> {
     if path.shape == Shape::None {
         return None;
     }
     let generation = view.clear_generation();
-    let time = if time == 0 {
-        latest_common_time(view, path, generation)?
+    if time == 0 {
+        let common = latest_common_time(view, path, generation)?;
+        compose::<true>(view, path, generation, common)
     } else {
-        time
-    };
-    let source = branch(view, &path.source_links, path.ancestor, generation, time)?;
+        compose::<false>(view, path, generation, time)
+    }
+}
+
+/// [`lookup`] at `time` (reusing `path.newest` with `REUSE`, see [`branch`]).
+#[inline(always)]
+fn compose<const REUSE: bool>(
+    view: &ArenaView,
+    path: &Path,
+    generation: u64,
+    time: i64,
+) -> Option<(i64, Transform)> {
+    let newest = if REUSE { path.newest.as_slice() } else { &[] };
+    let (source_newest, target_newest) = newest.split_at(newest.len().min(path.source_links.len()));
+    let source = branch::<REUSE>(
+        view,
+        &path.source_links,
+        path.ancestor,
+        generation,
+        time,
+        source_newest,
+    )?;
     let t = match path.shape {
         Shape::None => return None,
         Shape::TargetAbove => source,
         Shape::SourceAbove => {
             above(view, path, generation, time, None)?;
-            inverse(&branch(
+            inverse(&branch::<REUSE>(
                 view,
                 &path.target_links,
                 path.ancestor,
                 generation,
                 time,
+                target_newest,
             )?)
         }
         Shape::Fork => {
             let mut source = source;
-            let mut target = branch(view, &path.target_links, path.ancestor, generation, time)?;
+            let mut target = branch::<REUSE>(
+                view,
+                &path.target_links,
+                path.ancestor,
+                generation,
+                time,
+                target_newest,
+            )?;
             above(
                 view,
                 path,

@@ -31,6 +31,24 @@ pub(crate) enum LinkRead {
     SeriesSlerp,
 }
 
+/// A link's newest sample as [`ArenaView::newest`] reads it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Newest {
+    /// tf2's latest time of the link: the newest stamp, 0 for a static.
+    pub stamp: i64,
+    pub sample: Sample,
+    pub is_static: bool,
+}
+
+impl Newest {
+    /// Whether this is the link's sample at `time` as [`ArenaView::link_sample`] would read it
+    /// (up to a static's stamp, which is the requested time there): a static answers any
+    /// time, time 0 is the newest sample, and so is the newest sample's own stamp.
+    pub(crate) fn answers(&self, time: i64) -> bool {
+        self.is_static || time == 0 || self.sample.stamp == time
+    }
+}
+
 /// Where a frame's link lives.
 enum FrameLink<'a> {
     Static(&'a Slot),
@@ -251,12 +269,15 @@ impl ArenaView {
         Some(if s.parent == NO_FRAME { Err(()) } else { Ok(s) })
     }
 
-    /// tf2's `getLatestTimeAndParent` for a frame with a non-empty cache: `(0, parent)` for a
-    /// static, the newest sample's stamp and parent otherwise; `None` for anything else
-    /// (an empty cache is tf2's parent 0).
-    pub(crate) fn newest(&self, id: FrameId, generation: u64) -> Option<(i64, FrameId)> {
-        let (stamp, parent) = match self.frame_link(id)? {
-            FrameLink::Static(slot) => (0, ring::try_read_slot(slot)?.parent),
+    /// tf2's `getLatestTimeAndParent` for a frame with a non-empty cache, with the sample
+    /// itself; `None` for anything else (an empty cache is tf2's parent 0).
+    pub(crate) fn newest(&self, id: FrameId, generation: u64) -> Option<Newest> {
+        let n = match self.frame_link(id)? {
+            FrameLink::Static(slot) => Newest {
+                stamp: 0,
+                sample: ring::try_read_slot(slot)?,
+                is_static: true,
+            },
             FrameLink::Dynamic(r) => {
                 let s = match ring::read_newest(r, generation) {
                     Some(s) => s,
@@ -264,10 +285,14 @@ impl ArenaView {
                         (!h.is_empty()).then(|| h.sample(h.len() - 1))
                     })??,
                 };
-                (s.stamp, s.parent)
+                Newest {
+                    stamp: s.stamp,
+                    sample: s,
+                    is_static: false,
+                }
             }
         };
-        (parent != NO_FRAME).then_some((stamp, parent))
+        (n.sample.parent != NO_FRAME).then_some(n)
     }
 
     /// Status bits of the arena (`STATUS_*` in [`crate::arena::layout`]).
@@ -296,7 +321,7 @@ impl ArenaView {
     ) -> Result<(i64, Transform), TransformError> {
         if let Some((instance, target, source)) = pair.resolved {
             if instance == self.identity.instance_uuid {
-                if let Some((stamp, t)) = path::lookup(self, &pair.path, time) {
+                if let Some((stamp, t)) = path::lookup(self, &mut pair.path, time) {
                     let rotation = canonicalize_unit(&t.rotation);
                     return Ok((stamp, Transform { rotation, ..t }));
                 }

@@ -131,6 +131,44 @@ fn a_root_that_gains_a_parent_keeps_answers_and_failures() {
 /// Random trees over 10 frames with re-parenting, statics, occasional loops and clears;
 /// 100 persistent pairs asked at random times (inside, between and outside the histories, and 0)
 /// after every batch of inserts.
+/// Time 0 reuses the newest samples it read for the latest common time wherever they are the
+/// answer at that time (a static; the link whose newest stamp is the common time) and reads
+/// the others at the common time: links at different rates, on both sides of a fork and with
+/// the slowest link on either side, as the writer moves on.
+#[test]
+fn time_zero_with_links_at_different_rates() {
+    let (mut w, view) = Arena::in_memory(&config()).unwrap();
+    put(&mut w, "base", "mast", 0, 0.7, 0.05, true);
+    let mut pairs = [
+        FramePair::new("base", "cam"),
+        FramePair::new("cam", "base"),
+        FramePair::new("tool", "cam"),
+        FramePair::new("cam", "tool"),
+        FramePair::new("mast", "tool"),
+    ];
+    // base ← arm (100 Hz) ← tool (30 Hz); base ← mast (static) ← cam (10 Hz, then 200 Hz).
+    let mut checked = 0;
+    for ms in (0..3000i64).step_by(5) {
+        let t = 10 * S + ms * 1_000_000;
+        let angle = ms as f64 * 1e-3;
+        if ms % 10 == 0 {
+            put(&mut w, "base", "arm", t, 1.0, angle, false);
+        }
+        if ms % 33 == 0 {
+            put(&mut w, "arm", "tool", t, 0.3, -angle, false);
+        }
+        if (ms < 1500 && ms % 100 == 0) || (ms >= 1500 && ms % 5 == 0) {
+            put(&mut w, "mast", "cam", t, 0.1, 0.5 * angle, false);
+        }
+        for pair in &mut pairs {
+            if agree(&view, pair, 0).is_ok() {
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 2500, "{checked} answers");
+}
+
 #[test]
 fn random_topologies_agree_with_the_walk() {
     let names: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
