@@ -1,8 +1,8 @@
 //! A fixed lookup loop for instruction-level profiling (e.g. `valgrind --tool=callgrind`):
 //! a chain of `DEPTH` dynamic links at 100 Hz over 10 s, `N` interpolated `lookup_pair`s at
-//! off-grid times spread over the window (or, with `time0`, `N` lookups at time 0).
+//! off-grid times spread over the window (or, with `exact`, at sample stamps; with `time0`, at time 0).
 //!
-//! `cargo run --release -p tf_shm --example profile_lookup -- [depth] [lookups] [time0]`
+//! `cargo run --release -p tf_shm --example profile_lookup -- [depth] [lookups] [exact|time0]`
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, FramePair};
 
@@ -10,7 +10,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let depth: usize = args.next().map_or(3, |a| a.parse().expect("depth"));
     let n: usize = args.next().map_or(100_000, |a| a.parse().expect("lookups"));
-    let time0 = args.next().is_some_and(|a| a == "time0");
+    let mode = args.next().unwrap_or_default();
     let (mut w, view) = Arena::in_memory(&ArenaConfig::default()).expect("arena");
     let names: Vec<String> = (0..=depth).map(|i| format!("c{i}")).collect();
     let t0 = 1_000_000_000_000i64;
@@ -38,10 +38,10 @@ fn main() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let t = if time0 {
-            0
-        } else {
-            t0 + 10_000_000 + (x % 9_980_000_000) as i64
+        let t = match mode.as_str() {
+            "time0" => 0,
+            "exact" => t0 + (1 + (x % 999) as i64) * 10_000_000,
+            _ => t0 + 10_000_000 + (x % 9_980_000_000) as i64,
         };
         let (_, tf) = view.lookup_pair(&mut pair, t).expect("answers");
         sum += tf.translation[0];
