@@ -12,7 +12,10 @@
 //!
 //! * links from the source up to `A` and from the target up to `A` are read and composed as the
 //!   two passes compose them, between close rotations with the series slerp (equal to tf2's to
-//!   rounding: these links' rounding is the answer's own);
+//!   rounding). Rounding only moves the answer's last bits, except where the answer lies on
+//!   one of the matrix round trip's sign decisions (a camera's optical frame below a joint
+//!   passing through zero): there `lookup_pair` asks the path again with tf2's slerp on every
+//!   link ([`lookup`] with `exact`), which gives the walk's bits;
 //! * links from `A` up to the root matter through tf2's *source* pass: it reads them, stops at
 //!   the first failure (which the target pass then forgives by reaching that frame) and detects
 //!   loops. When the two branches fork below `A`, both passes also compose them; they cancel
@@ -212,7 +215,7 @@ const BATCH: usize = 8;
 /// iteration short enough for the next link's loads to start while the previous link's
 /// arithmetic runs.
 #[inline]
-fn branch<const REUSE: bool>(
+fn branch<const REUSE: bool, const EXACT: bool>(
     view: &ArenaView,
     links: &[FrameId],
     end: FrameId,
@@ -235,9 +238,14 @@ fn branch<const REUSE: bool>(
             };
             *r = match reused {
                 Some(n) if n.answers(time) => n.sample,
-                _ => view
-                    .link_sample(frame, generation, time, LinkRead::SeriesSlerp)?
-                    .ok()?,
+                _ => {
+                    let read = if EXACT {
+                        LinkRead::Tf2Slerp
+                    } else {
+                        LinkRead::SeriesSlerp
+                    };
+                    view.link_sample(frame, generation, time, read)?.ok()?
+                }
             };
         }
         for (k, s) in read[..batch.len()].iter().enumerate() {
@@ -348,22 +356,37 @@ fn latest_common_time(view: &ArenaView, path: &mut Path, generation: u64) -> Opt
 /// `T_target_source` at `time` ns (0: latest common time) through a compiled `path`: the stamp
 /// tf2 reports and the transform with its rotation not yet canonicalised. `None` when anything
 /// differs from the path (the caller then runs the literal walk).
-pub(crate) fn lookup(view: &ArenaView, path: &mut Path, time: i64) -> Option<(i64, Transform)> {
+///
+/// With `exact`, links below the common ancestor are interpolated with tf2's slerp literally
+/// too, so the result has the walk's bits (for a result whose sign the last bits decide).
+pub(crate) fn lookup(
+    view: &ArenaView,
+    path: &mut Path,
+    time: i64,
+    exact: bool,
+) -> Option<(i64, Transform)> {
     if path.shape == Shape::None {
         return None;
     }
     let generation = view.clear_generation();
-    if time == 0 {
-        let common = latest_common_time(view, path, generation)?;
-        compose::<true>(view, path, generation, common)
-    } else {
-        compose::<false>(view, path, generation, time)
+    match (time == 0, exact) {
+        (true, false) => {
+            let common = latest_common_time(view, path, generation)?;
+            compose::<true, false>(view, path, generation, common)
+        }
+        (true, true) => {
+            let common = latest_common_time(view, path, generation)?;
+            compose::<true, true>(view, path, generation, common)
+        }
+        (false, false) => compose::<false, false>(view, path, generation, time),
+        (false, true) => compose::<false, true>(view, path, generation, time),
     }
 }
 
-/// [`lookup`] at `time` (reusing `path.newest` with `REUSE`, see [`branch`]).
+/// [`lookup`] at `time` (reusing `path.newest` with `REUSE`, see [`branch`]; tf2's slerp on
+/// every link with `EXACT`).
 #[inline(always)]
-fn compose<const REUSE: bool>(
+fn compose<const REUSE: bool, const EXACT: bool>(
     view: &ArenaView,
     path: &Path,
     generation: u64,
@@ -371,7 +394,7 @@ fn compose<const REUSE: bool>(
 ) -> Option<(i64, Transform)> {
     let newest = if REUSE { path.newest.as_slice() } else { &[] };
     let (source_newest, target_newest) = newest.split_at(newest.len().min(path.source_links.len()));
-    let source = branch::<REUSE>(
+    let source = branch::<REUSE, EXACT>(
         view,
         &path.source_links,
         path.ancestor,
@@ -384,7 +407,7 @@ fn compose<const REUSE: bool>(
         Shape::TargetAbove => source,
         Shape::SourceAbove => {
             above(view, path, generation, time, None)?;
-            inverse(&branch::<REUSE>(
+            inverse(&branch::<REUSE, EXACT>(
                 view,
                 &path.target_links,
                 path.ancestor,
@@ -395,7 +418,7 @@ fn compose<const REUSE: bool>(
         }
         Shape::Fork => {
             let mut source = source;
-            let mut target = branch::<REUSE>(
+            let mut target = branch::<REUSE, EXACT>(
                 view,
                 &path.target_links,
                 path.ancestor,

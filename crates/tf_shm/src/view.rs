@@ -10,7 +10,7 @@ use crate::arena::region::Region;
 use crate::arena::{names, ArenaIdentity, Geometry};
 use crate::error::{ArenaError, TransformError};
 use crate::history::{from_bracket, from_bracket_close, get_data};
-use crate::math::canonicalize_unit;
+use crate::math::{canonicalize, canonicalize_clear};
 use crate::path;
 use crate::path::Path;
 use crate::ring::{self, read_slot};
@@ -321,9 +321,17 @@ impl ArenaView {
     ) -> Result<(i64, Transform), TransformError> {
         if let Some((instance, target, source)) = pair.resolved {
             if instance == self.identity.instance_uuid {
-                if let Some((stamp, t)) = path::lookup(self, &mut pair.path, time) {
-                    let rotation = canonicalize_unit(&t.rotation);
-                    return Ok((stamp, Transform { rotation, ..t }));
+                if let Some((stamp, t)) = path::lookup(self, &mut pair.path, time, false) {
+                    if let Some(rotation) = canonicalize_clear(&t.rotation) {
+                        return Ok((stamp, Transform { rotation, ..t }));
+                    }
+                    // Within rounding of one of the ROS 2 round trip's sign decisions, where
+                    // the series slerp's last bits could pick the other sign than tf2's: the
+                    // same path again with tf2's slerp on every link, then the exact trip.
+                    if let Some((stamp, t)) = path::lookup(self, &mut pair.path, time, true) {
+                        let rotation = canonicalize(&t.rotation);
+                        return Ok((stamp, Transform { rotation, ..t }));
+                    }
                 }
                 // Not compiled yet, or the path no longer holds: tf2's walk, then recompile.
                 let r = walk::lookup_transform_ids(self, target, source, time)?;

@@ -49,6 +49,24 @@ fn slerp_does_not_renormalise() {
     assert!(quat_length2(&q) > 1.5);
 }
 
+/// Inputs off unit length whose norms' product is 1 (|a| = 1000, |b| = 1/1000) are tf2's
+/// formula exactly, not the series: the series assumes unit inputs, and would scale the
+/// result unlike tf2's (found by review: 3.5e-10 off at a factor of 10⁶).
+#[test]
+fn slerp_of_non_unit_inputs_is_tf2s_formula() {
+    for (scale, deg) in [(1e3, 0.01), (1e6, 0.01), (1e3, 2.0), (1.0 + 1e-9, 0.05)] {
+        let a = z_rot(10.0).map(|v| v * scale);
+        let b = z_rot(10.0 + deg).map(|v| v / scale);
+        for r in [0.0, 0.25, 0.5, 1.0] {
+            assert_eq!(
+                slerp(&a, &b, r),
+                slerp_tf2(&a, &b, r),
+                "scale {scale}, {deg}°, r {r}"
+            );
+        }
+    }
+}
+
 #[test]
 fn rotate_scales_by_norm_squared() {
     assert_eq!(
