@@ -308,8 +308,8 @@ fn branch_latest(
         if n.sample.parent != expected_parent(links, i, end) {
             return None;
         }
-        if n.stamp != 0 {
-            common = common.min(n.stamp);
+        if n.sample.stamp != 0 {
+            common = common.min(n.sample.stamp);
         }
         if let Some(keep) = keep.as_mut() {
             keep.push(n);
@@ -369,15 +369,15 @@ pub(crate) fn lookup(
         return None;
     }
     let generation = view.clear_generation();
-    match (time == 0, exact) {
-        (true, false) => {
-            let common = latest_common_time(view, path, generation)?;
-            compose::<true, false>(view, path, generation, common)
-        }
-        (true, true) => {
-            let common = latest_common_time(view, path, generation)?;
-            compose::<true, true>(view, path, generation, common)
-        }
+    let reuse = time == 0;
+    let time = if reuse {
+        latest_common_time(view, path, generation)?
+    } else {
+        time
+    };
+    match (reuse, exact) {
+        (true, false) => compose::<true, false>(view, path, generation, time),
+        (true, true) => compose::<true, true>(view, path, generation, time),
         (false, false) => compose::<false, false>(view, path, generation, time),
         (false, true) => compose::<false, true>(view, path, generation, time),
     }

@@ -34,8 +34,9 @@ pub(crate) enum LinkRead {
 /// A link's newest sample as [`ArenaView::newest`] reads it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Newest {
-    /// tf2's latest time of the link: the newest stamp, 0 for a static.
-    pub stamp: i64,
+    /// The sample, stamped with tf2's latest time of the link (`getLatestTimeAndParent`): its
+    /// own stamp, 0 for a static (whose stamp means nothing to a lookup: tf2's `StaticCache`
+    /// answers any time).
     pub sample: Sample,
     pub is_static: bool,
 }
@@ -274,8 +275,10 @@ impl ArenaView {
     pub(crate) fn newest(&self, id: FrameId, generation: u64) -> Option<Newest> {
         let n = match self.frame_link(id)? {
             FrameLink::Static(slot) => Newest {
-                stamp: 0,
-                sample: ring::try_read_slot(slot)?,
+                sample: Sample {
+                    stamp: 0,
+                    ..ring::try_read_slot(slot)?
+                },
                 is_static: true,
             },
             FrameLink::Dynamic(r) => {
@@ -286,7 +289,6 @@ impl ArenaView {
                     })??,
                 };
                 Newest {
-                    stamp: s.stamp,
                     sample: s,
                     is_static: false,
                 }

@@ -773,11 +773,6 @@ fn racing_writer_never_yields_an_inconsistent_answer() {
     }
 }
 
-/// Uniform in `[0, 1)` from the shared LCG.
-fn unit(rng: &mut Lcg) -> f64 {
-    rng.below(1 << 30) as f64 / (1u64 << 30) as f64
-}
-
 /// Results on a sign decision of ROS 2's matrix round trip keep the walk's sign: a camera on a
 /// joint that swings through zero (±eps between two samples, looked up at their midpoint, where
 /// the interpolated link is the identity to an ulp) with the optical frame's fixed
@@ -789,42 +784,29 @@ fn answers_on_a_sign_decision_keep_the_walks_sign() {
     let config = ArenaConfig {
         max_frames: 1024,
         memory_budget_bytes: 64 << 20,
-        ..ArenaConfig::default()
+        ..config()
     };
     let (mut w, view) = Arena::in_memory(&config).unwrap();
     let mut rng = Lcg(99);
     let mut frames = Vec::new();
     for k in 0..400 {
-        let eps = 10f64.powf(-9.0 + 8.0 * unit(&mut rng));
+        // 1e-9 to 1e-1 rad, log-uniform.
+        let eps = 10f64.powf(-9.0 + rng.below(8000) as f64 / 1000.0);
         let (cam, opt) = (format!("cam{k}"), format!("opt{k}"));
         for (stamp, e) in [(10 * S, eps), (10 * S + 2, -eps)] {
-            let mut rotation = [0.0, 0.0, 0.0, (e / 2.0).cos()];
-            rotation[k % 3] = (e / 2.0).sin();
-            w.set_transform(
-                &TransformInput {
-                    frame_id: "base",
-                    child_frame_id: &cam,
-                    stamp,
-                    translation: [0.1, 0.0, 0.0],
-                    rotation,
-                },
-                "test",
-                false,
-            )
-            .unwrap();
+            let mut q = [0.0, 0.0, 0.0, (e / 2.0).cos()];
+            q[k % 3] = (e / 2.0).sin();
+            put_q(&mut w, "base", &cam, stamp, [0.1, 0.0, 0.0], q, false);
         }
-        w.set_transform(
-            &TransformInput {
-                frame_id: &cam,
-                child_frame_id: &opt,
-                stamp: 0,
-                translation: [0.0; 3],
-                rotation: [-0.5, 0.5, -0.5, 0.5],
-            },
-            "test",
+        put_q(
+            &mut w,
+            &cam,
+            &opt,
+            0,
+            [0.0; 3],
+            [-0.5, 0.5, -0.5, 0.5],
             true,
-        )
-        .unwrap();
+        );
         frames.push(opt);
     }
     let mut differences = Vec::new();
