@@ -18,7 +18,7 @@
 //! nothing. (A garbage answer is the caller's to detect and retry.)
 
 use crate::math::{lerp, slerp, slerp_tf2, Quat};
-use crate::sample::{Sample, NO_FRAME};
+use crate::sample::{Sample, Transform, NO_FRAME};
 use crate::store::{CacheError, History};
 
 /// tf2's `TimeCache::getData` (`interpolate == true`) or `getParent` (`false`) at `time` ns on
@@ -107,6 +107,26 @@ fn bracket_with(
         return *older;
     }
     interpolate_with(older, newer, time, slerp)
+}
+
+/// tf2's `TimeCache::interpolate` between two samples of one parent with different stamps
+/// `t_one < t_two`, as transforms: translation lerp and rotation [`slerp`] (series between
+/// close rotations) by tf2's integer-ns ratio. Total on any bits (a racing reader may pass
+/// torn values and discard the result).
+#[inline(always)]
+pub(crate) fn interpolate_close(
+    t_one: i64,
+    one: &Transform,
+    t_two: i64,
+    two: &Transform,
+    time: i64,
+) -> Transform {
+    // Wrapping: tf2 subtracts int64 counts; only a garbage snapshot could overflow here.
+    let ratio = time.wrapping_sub(t_one) as f64 / t_two.wrapping_sub(t_one) as f64;
+    Transform {
+        translation: lerp(&one.translation, &two.translation, ratio),
+        rotation: slerp(&one.rotation, &two.rotation, ratio),
+    }
 }
 
 /// tf2's `TimeCache::interpolate(one, two, time)`: equal stamps return `two`; else translation

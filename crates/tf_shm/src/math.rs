@@ -119,27 +119,77 @@ fn tf2_acos(x: f64) -> f64 {
 /// component: ≤ 8e-16 over the 10⁶ pairs of `tests/tf2_math.rs`, 8.9e-16 the worst of 2×10⁷
 /// in a review). Wider angles, `r` outside `[0, 1]`, either input off unit length by 1e-12 or
 /// more, and NaN inputs take tf2's formula literally ([`slerp_tf2`]).
-#[inline]
+// Always inlined: the common case (samples < 0.16° apart) is a few dozen flops, which a
+// call would cost as much as; the rest is out of line (`slerp_rest`).
+#[inline(always)]
 pub fn slerp(a: &Quat, b: &Quat, r: f64) -> Quat {
     // Summed pairwise (a shorter dependent chain than tf2's left-to-right sum): the two orders
     // differ by an ulp, which moves x below by ~1e-16 and the weights by ~1e-23. tf2's own
-    // order is used where the last bit decides (θ == 0 below).
+    // order is used where the last bit decides (θ == 0, in `slerp_rest`).
+    let d = (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]);
+    let (la, lb) = (quat_length2(a), quat_length2(b));
+    // Stored rotations are unit to a few ulp: then 1/sqrt(|a|²|b|²) = 1.5 − 0.5·|a|²|b|² to
+    // < 1e-30, and c is tf2's |a·b| / sqrt(|a|²|b|²) without its sqrt and division (latency,
+    // not flops, is what a lookup waits for). Either input off unit length (even with a unit
+    // product, which would scale the result unlike tf2's) takes tf2's formula.
+    let c = d.abs() * (1.5 - 0.5 * (la * lb));
+    // x = 1 − cos θ, exact (Sterbenz) for c ≥ 0.5.
+    let x = 1.0 - c;
+    if !((la - 1.0).abs() < 1e-12
+        && (lb - 1.0).abs() < 1e-12
+        && (1e-12..1e-6).contains(&x)
+        && (0.0..=1.0).contains(&r))
+    {
+        return slerp_rest(a, b, r);
+    }
+    // Rotations of < 0.16° between samples (most links at 100 Hz and faster):
+    // sin(kθ)/sin θ = k·(1 + (1 − k²)·(x/3)·(1 + (4 − k²)·x/10)) + O(x³), within 2e-20
+    // (checked at 50 digits); one short chain after x.
+    let (w0, w1) = tiny_angle_weights(x, r);
+    let w1 = if d < 0.0 { -w1 } else { w1 };
+    weighted_sum(a, w0, b, w1)
+}
+
+/// `a·w0 + b·w1`, component-wise.
+#[inline(always)]
+fn weighted_sum(a: &Quat, w0: f64, b: &Quat, w1: f64) -> Quat {
+    [
+        a[0] * w0 + b[0] * w1,
+        a[1] * w0 + b[1] * w1,
+        a[2] * w0 + b[2] * w1,
+        a[3] * w0 + b[3] * w1,
+    ]
+}
+
+/// The weights `sin((1 − r)θ)/sin θ` and `sin(rθ)/sin θ` for `x = 1 − cos θ < 1e-6` (see
+/// [`slerp`]).
+#[inline(always)]
+fn tiny_angle_weights(x: f64, r: f64) -> (f64, f64) {
+    let x3 = x * (1.0 / 3.0);
+    let x10 = x * 0.1;
+    let w = |k: f64| {
+        let k2 = k * k;
+        let m = 1.0 - k2;
+        let n = 4.0 - k2;
+        k + (k * m) * (x3 * (1.0 + n * x10))
+    };
+    (w(1.0 - r), w(r))
+}
+
+/// [`slerp`] outside its inlined case: rotations within an ulp or two of tf2's θ == 0, the
+/// series between 1e-6 ≤ x < 5e-3 (θ ≈ 0.1 rad), and tf2's formula for everything else.
+#[inline(never)]
+fn slerp_rest(a: &Quat, b: &Quat, r: f64) -> Quat {
     let d = (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]);
     let (la, lb) = (quat_length2(a), quat_length2(b));
     let l = la * lb;
-    // Stored rotations are unit to a few ulp: then 1/sqrt(l) = 1.5 − 0.5·l to < 1e-30, and
-    // c is tf2's |a·b| / sqrt(|a|²|b|²) without its sqrt and division (latency, not flops,
-    // is what a lookup waits for). Either input off unit length (even with a unit product, which
-    // would scale the result unlike tf2's) takes tf2's formula.
-    let c = d.abs() * (1.5 - 0.5 * l);
-    // x = 1 − cos θ, exact (Sterbenz) for c ≥ 0.5; 5e-3 ↔ θ ≈ 0.1 rad.
-    let mut x = 1.0 - c;
+    let mut x = 1.0 - d.abs() * (1.5 - 0.5 * l);
     if !((la - 1.0).abs() < 1e-12
         && (lb - 1.0).abs() < 1e-12
         && x < SMALL_ANGLE_X
         && (0.0..=1.0).contains(&r))
     {
-        return slerp_wide(a, b, r);
+        return slerp_tf2(a, b, r);
     }
     if x < 1e-12 {
         // Within an ulp or two of tf2's decision θ == 0 (c rounded to 1): take its c exactly.
@@ -151,18 +201,7 @@ pub fn slerp(a: &Quat, b: &Quat, r: f64) -> Quat {
     }
     let k0 = 1.0 - r;
     let (w0, w1) = if x < 1e-6 {
-        // Rotations of < 0.16° between samples (most links at 100 Hz and faster):
-        // sin(kθ)/sin θ = k·(1 + (1 − k²)·(x/3)·(1 + (4 − k²)·x/10)) + O(x³), within 2e-20
-        // (checked at 50 digits); one short chain after x.
-        let x3 = x * (1.0 / 3.0);
-        let x10 = x * 0.1;
-        let w = |k: f64| {
-            let k2 = k * k;
-            let m = 1.0 - k2;
-            let n = 4.0 - k2;
-            k + (k * m) * (x3 * (1.0 + n * x10))
-        };
-        (w(k0), w(r))
+        tiny_angle_weights(x, r)
     } else {
         // sin(kθ)/sin θ = k · (sin(kθ)/(kθ)) · (θ/sin θ), all three even series in u = θ².
         let u = acos_sq_series(x);
@@ -173,19 +212,7 @@ pub fn slerp(a: &Quat, b: &Quat, r: f64) -> Quat {
         )
     };
     let w1 = if d < 0.0 { -w1 } else { w1 };
-    [
-        a[0] * w0 + b[0] * w1,
-        a[1] * w0 + b[1] * w1,
-        a[2] * w0 + b[2] * w1,
-        a[3] * w0 + b[3] * w1,
-    ]
-}
-
-/// [`slerp_tf2`] kept out of line: the rare branch of the inlined [`slerp`].
-#[cold]
-#[inline(never)]
-fn slerp_wide(a: &Quat, b: &Quat, r: f64) -> Quat {
-    slerp_tf2(a, b, r)
+    weighted_sum(a, w0, b, w1)
 }
 
 /// Largest `1 − cos θ` that [`slerp`] evaluates by series (θ ≈ 0.1 rad); the truncation

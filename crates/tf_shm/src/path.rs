@@ -33,7 +33,7 @@
 //! checked up to the root).
 
 use crate::math::{accumulate, inverse, inverse_times};
-use crate::sample::{FrameId, Sample, Transform, NO_FRAME};
+use crate::sample::{FrameId, Transform, NO_FRAME};
 use crate::store::{FrameStore, LinkAt};
 use crate::view::{ArenaView, LinkRead, Newest};
 
@@ -208,7 +208,8 @@ const BATCH: usize = 8;
 /// Composes one branch at `time` (`T_ancestor_first`), checking every parent. `newest`, when
 /// holds the links' newest samples (time 0, `REUSE`): those that answer at `time` are used as
 /// they are instead of being read again. (A constant, so that a lookup at a given time pays
-/// nothing for it.)
+/// nothing for it.) Each link is read by [`ArenaView::link_transform`] when it can answer
+/// (without `EXACT`), else by [`link_slow`].
 ///
 /// A batch of links is read and interpolated before any is composed: the links are
 /// independent until composed, and keeping the composition out of the read loop keeps each
@@ -224,38 +225,58 @@ fn branch<const REUSE: bool, const EXACT: bool>(
     newest: &[Newest],
 ) -> Option<Transform> {
     let mut acc = Transform::IDENTITY;
-    let mut read = [Sample {
-        stamp: 0,
-        parent: NO_FRAME,
-        transform: Transform::IDENTITY,
-    }; BATCH];
+    let mut read = [Transform::IDENTITY; BATCH];
     for (b, batch) in links.chunks(BATCH).enumerate() {
         for (k, (r, &frame)) in read.iter_mut().zip(batch).enumerate() {
-            let reused = if REUSE {
-                newest.get(b * BATCH + k)
-            } else {
-                None
-            };
+            let i = b * BATCH + k;
+            let parent = expected_parent(links, i, end);
+            let reused = if REUSE { newest.get(i) } else { None };
             *r = match reused {
-                Some(n) if n.answers(time) => n.sample,
-                _ => {
-                    let read = if EXACT {
-                        LinkRead::Tf2Slerp
-                    } else {
-                        LinkRead::SeriesSlerp
-                    };
-                    view.link_sample(frame, generation, time, read)?.ok()?
+                Some(n) if n.answers(time) => {
+                    if n.sample.parent != parent {
+                        return None;
+                    }
+                    n.sample.transform
                 }
+                _ => match (!EXACT)
+                    .then(|| view.link_transform(frame, parent, generation, time))
+                    .flatten()
+                {
+                    Some(t) => t,
+                    None => link_slow::<EXACT>(view, frame, parent, generation, time)?,
+                },
             };
         }
-        for (k, s) in read[..batch.len()].iter().enumerate() {
-            if s.parent != expected_parent(links, b * BATCH + k, end) {
-                return None;
-            }
-            acc = accumulate(&s.transform, &acc);
+        for (k, t) in read[..batch.len()].iter().enumerate() {
+            // tf2 composes the first link onto the identity, which gives the link itself
+            // (up to the sign of zeros).
+            acc = if b == 0 && k == 0 {
+                *t
+            } else {
+                accumulate(t, &acc)
+            };
         }
     }
     Some(acc)
+}
+
+/// One link of [`branch`] through [`ArenaView::link_sample`] (every case the fast read does
+/// not answer), its parent checked.
+#[inline(never)]
+fn link_slow<const EXACT: bool>(
+    view: &ArenaView,
+    frame: FrameId,
+    parent: FrameId,
+    generation: u64,
+    time: i64,
+) -> Option<Transform> {
+    let read = if EXACT {
+        LinkRead::Tf2Slerp
+    } else {
+        LinkRead::SeriesSlerp
+    };
+    let s = view.link_sample(frame, generation, time, read)?.ok()?;
+    (s.parent == parent).then_some(s.transform)
 }
 
 /// tf2's source pass above the common ancestor: the links from `ancestor` up to the root,

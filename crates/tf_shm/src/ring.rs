@@ -448,6 +448,57 @@ impl Quick {
     }
 }
 
+/// Where a uniform rate puts `time` in `ring` (clear generation `generation`): a logical
+/// index `i` with `i + 1` in the history, usually the bracket itself (`stamp(i) ≤ time <
+/// stamp(i + 1)`), so that its slots can be read straight away — their own stamps tell —
+/// rather than after a probe of the stamp index, which would be a second dependent cache miss.
+/// `None` unless `time` lies strictly between the oldest and the newest stamp (and the ring is
+/// not visibly mid-update).
+#[inline(always)]
+fn guess_bracket(ring: RingRef<'_>, generation: u64, time: i64) -> Option<(Quick, u64)> {
+    let q = Quick::begin(ring, generation)?;
+    let n = q.head - q.tail;
+    if n < 2 {
+        return None;
+    }
+    let mask = q.cap - 1;
+    let stamp = |idx: u64| ring.stamps[(idx & mask) as usize].load(Ordering::Relaxed);
+    let (earliest, latest) = (stamp(q.tail), stamp(q.head - 1));
+    if !(earliest < time && time < latest) {
+        return None;
+    }
+    // The nudge makes a query at a sample's exact stamp land on that sample, not a rounding
+    // error below it. Signed conversions: one instruction each (`n` ≤ capacity fits an i64).
+    let frac = time.wrapping_sub(earliest) as f64 / latest.wrapping_sub(earliest) as f64;
+    let guess = q.tail + ((frac * (n - 1) as i64 as f64 + 1e-6) as i64 as u64).min(n - 2);
+    Some((q, guess))
+}
+
+/// From the guess `i`, at most four steps along the stamp index to the bracket around `time`
+/// (`stamp(i) ≤ time < stamp(i + 1)`, both in `q`'s `tail..head`); `None` when it is further
+/// away (a burst, a gap: the caller then takes the general read).
+#[cold]
+fn step_to_bracket(ring: RingRef<'_>, q: &Quick, mut i: u64, time: i64) -> Option<u64> {
+    let mask = q.cap - 1;
+    let stamp = |idx: u64| ring.stamps[(idx & mask) as usize].load(Ordering::Relaxed);
+    for _ in 0..=4 {
+        if stamp(i) > time {
+            if i <= q.tail {
+                return None;
+            }
+            i -= 1;
+        } else if stamp(i + 1) <= time {
+            i += 1;
+            if i + 1 >= q.head {
+                return None;
+            }
+        } else {
+            return Some(i);
+        }
+    }
+    None
+}
+
 /// The two adjacent samples around `time` — `older` the last with `stamp ≤ time`, `newer` the
 /// next — when `time` lies strictly between the oldest and the newest stamp of `ring` (clear
 /// generation `generation`): the common case of a lookup, in one attempt and a few loads.
@@ -460,86 +511,106 @@ pub(crate) fn read_bracket(
     generation: u64,
     time: i64,
 ) -> Option<(Sample, Sample)> {
-    let h = ring.header;
-    let Quick {
-        epoch,
-        head,
-        tail,
-        cap,
-    } = Quick::begin(ring, generation)?;
-    let n = head - tail;
-    if n < 2 {
-        return None;
-    }
-    let mask = cap - 1;
-    let stamp = |idx: u64| ring.stamps[(idx & mask) as usize].load(Ordering::Relaxed);
-    let (earliest, latest) = (stamp(tail), stamp(head - 1));
-    if !(earliest < time && time < latest) {
-        return None;
-    }
-    // Where a uniform rate puts `time`: usually the bracket itself, so its two slots are read
-    // straight away (their stamps tell) rather than after a probe of the stamp index, which
-    // would be a second dependent cache miss. The nudge makes a query at a sample's exact
-    // stamp land on that sample, not a rounding error below it. Signed conversions: one
-    // instruction each (`n` ≤ capacity fits an i64).
-    let frac = time.wrapping_sub(earliest) as f64 / latest.wrapping_sub(earliest) as f64;
-    let i = tail + ((frac * (n - 1) as i64 as f64 + 1e-6) as i64 as u64).min(n - 2);
+    let (q, guess) = guess_bracket(ring, generation, time)?;
+    let mask = q.cap - 1;
+    let pair = |i: u64| {
+        try_read_pair(
+            &ring.slots[(i & mask) as usize],
+            &ring.slots[((i + 1) & mask) as usize],
+        )
+    };
+    // The slots' own stamps must bracket `time`.
+    let brackets = |(older, newer): &(Sample, Sample)| older.stamp <= time && time < newer.stamp;
+    let (older, newer) = match pair(guess).filter(brackets) {
+        Some(found) => found,
+        None => pair(step_to_bracket(ring, &q, guess, time)?).filter(brackets)?,
+    };
+    validate_bracket(ring.header, &q, generation).then_some((older, newer))
+}
+
+/// The transform of a link at `time` as tf2's `getData` answers it (interpolated with the
+/// series slerp, see [`crate::history::interpolate_close`]), when `time` lies strictly inside
+/// `ring`'s history (clear generation `generation`) and both samples around it hang from
+/// `parent`: the hot case of a compiled lookup, in one attempt. `None` otherwise, or when the
+/// read raced the writer: the caller then takes the general read.
+///
+/// [`read_bracket`] with the interpolation inside the read: the slots' words go straight into
+/// the arithmetic, which runs before the read is validated (on values that may be torn:
+/// arithmetic cannot fault), and the result is returned only if the read then validates as
+/// `read_bracket`'s does.
+#[inline(always)]
+pub(crate) fn interpolate_at(
+    ring: RingRef<'_>,
+    generation: u64,
+    time: i64,
+    parent: u32,
+) -> Option<Transform> {
+    let (q, guess) = guess_bracket(ring, generation, time)?;
+    let mask = q.cap - 1;
     let slot = |idx: u64| &ring.slots[(idx & mask) as usize];
-    let guessed = try_read_pair(slot(i), slot(i + 1))
-        .filter(|(older, newer)| older.stamp <= time && time < newer.stamp);
-    if let Some((older, newer)) = guessed {
-        return validate_bracket(h, epoch, generation, tail, cap).then_some((older, newer));
-    }
-    // Otherwise a step or two along the index.
-    let mut i = i;
-    let mut steps = 0;
-    loop {
-        if stamp(i) > time {
-            if i == tail {
-                return None;
-            }
-            i -= 1;
-        } else if stamp(i + 1) <= time {
-            i += 1;
-            if i + 1 >= head {
-                return None;
-            }
-        } else {
-            break;
-        }
-        steps += 1;
-        if steps > 4 {
+    let (mut a, mut b) = (slot(guess), slot(guess + 1));
+    let (mut seq_a, mut seq_b) = (a.seq.load(Ordering::Acquire), b.seq.load(Ordering::Acquire));
+    let (mut t_a, mut t_b) = (
+        a.stamp.load(Ordering::Relaxed),
+        b.stamp.load(Ordering::Relaxed),
+    );
+    if !(t_a <= time && time < t_b) {
+        let i = step_to_bracket(ring, &q, guess, time)?;
+        (a, b) = (slot(i), slot(i + 1));
+        (seq_a, seq_b) = (a.seq.load(Ordering::Acquire), b.seq.load(Ordering::Acquire));
+        (t_a, t_b) = (
+            a.stamp.load(Ordering::Relaxed),
+            b.stamp.load(Ordering::Relaxed),
+        );
+        if !(t_a <= time && time < t_b) {
             return None;
         }
     }
-    let (older, newer) = try_read_pair(slot(i), slot(i + 1))?;
-    // The slots' own stamps must bracket `time` as the index said.
-    (older.stamp <= time && time < newer.stamp && validate_bracket(h, epoch, generation, tail, cap))
-        .then_some((older, newer))
+    let parents_ok = a.parent.load(Ordering::Relaxed) == u64::from(parent)
+        && b.parent.load(Ordering::Relaxed) == u64::from(parent);
+    let w = |s: &Slot, k: usize| f64::from_bits(s.words[k].load(Ordering::Relaxed));
+    let transform = |s: &Slot| Transform {
+        translation: [w(s, 0), w(s, 1), w(s, 2)],
+        rotation: [w(s, 3), w(s, 4), w(s, 5), w(s, 6)],
+    };
+    let t = crate::history::interpolate_close(t_a, &transform(a), t_b, &transform(b), time);
+    fence(Ordering::Acquire);
+    (parents_ok
+        && a.seq.load(Ordering::Relaxed) == seq_a
+        && b.seq.load(Ordering::Relaxed) == seq_b
+        && (seq_a | seq_b) & 1 == 0
+        && unchanged(ring.header, &q, generation))
+    .then_some(t)
 }
 
-/// [`Snapshot::validate`] for a read that started at logical index `oldest`.
+/// [`Snapshot::validate`] for a single-attempt read begun by `q` (nothing older than its
+/// `tail` read).
 #[inline(always)]
-fn validate_bracket(h: &RingHeader, epoch: u64, generation: u64, oldest: u64, cap: u64) -> bool {
+fn validate_bracket(h: &RingHeader, q: &Quick, generation: u64) -> bool {
     fence(Ordering::Acquire);
-    h.epoch.load(Ordering::Relaxed) == epoch
+    unchanged(h, q, generation)
+}
+
+/// The ring words re-checked after a single-attempt read (the caller's Acquire fence first).
+#[inline(always)]
+fn unchanged(h: &RingHeader, q: &Quick, generation: u64) -> bool {
+    h.epoch.load(Ordering::Relaxed) == q.epoch
         && h.generation.load(Ordering::Relaxed) == generation
-        && h.claim.load(Ordering::Relaxed) <= oldest.saturating_add(cap)
+        && h.claim.load(Ordering::Relaxed) <= q.tail.saturating_add(q.cap)
 }
 
 /// The newest sample of `ring` (clear generation `generation`) in one attempt; `None` when
 /// the ring is empty or the read raced (the caller then takes [`read`]).
 #[inline]
 pub(crate) fn read_newest(ring: RingRef<'_>, generation: u64) -> Option<Sample> {
-    let h = ring.header;
-    let Quick {
-        epoch,
-        head,
-        tail: _,
-        cap,
-    } = Quick::begin(ring, generation)?;
-    let s = try_read_slot(&ring.slots[((head - 1) & (cap - 1)) as usize])?;
-    validate_bracket(h, epoch, generation, head - 1, cap).then_some(s)
+    let q = Quick::begin(ring, generation)?;
+    let s = try_read_slot(&ring.slots[((q.head - 1) & (q.cap - 1)) as usize])?;
+    // Only the newest slot was read: the lap check starts there.
+    let q = Quick {
+        tail: q.head - 1,
+        ..q
+    };
+    validate_bracket(ring.header, &q, generation).then_some(s)
 }
 
 /// Model checks of the protocol: run with
@@ -696,6 +767,44 @@ mod loom_model {
             });
             // One read per model: each read multiplies the interleavings explored.
             check_bracket(&ring, 25, &[(20, 30)]);
+            writer.join().unwrap();
+        });
+    }
+
+    /// A validated `interpolate_at` is the interpolation of two real, adjacent samples: with
+    /// every payload word linear in the stamp, exactly the query time.
+    fn check_interpolated(ring: &OwnedRing, t: i64) {
+        if let Some(tf) = interpolate_at(ring.r(), 0, t, 1) {
+            let s = Sample {
+                stamp: t,
+                parent: 1,
+                transform: tf,
+            };
+            check(&s, t, t);
+        }
+    }
+
+    /// `interpolate_at` (arithmetic before validation) racing an append that laps a 2-slot
+    /// ring.
+    #[test]
+    fn interpolation_before_validation_and_lap() {
+        loom::model(|| {
+            let (ring, writer) = race(2, [10, 20], |w| {
+                w.append(&sample(30));
+            });
+            check_interpolated(&ring, 15);
+            writer.join().unwrap();
+        });
+    }
+
+    /// `interpolate_at` racing a reordering insert.
+    #[test]
+    fn interpolation_before_validation_and_reordering_insert() {
+        loom::model(|| {
+            let (ring, writer) = race(4, [10, 30], |w| {
+                w.insert(1, &sample(20));
+            });
+            check_interpolated(&ring, 15);
             writer.join().unwrap();
         });
     }

@@ -213,7 +213,12 @@ impl ArenaView {
     /// ring yet, or a damaged record.
     #[inline]
     fn frame_link(&self, id: FrameId) -> Option<FrameLink<'_>> {
-        let rec = self.record(id).ok()?;
+        self.link_of(self.record(id).ok()?)
+    }
+
+    /// Where the link of the frame of record `rec` lives (see [`ArenaView::frame_link`]).
+    #[inline(always)]
+    fn link_of<'s>(&'s self, rec: &'s FrameRecord) -> Option<FrameLink<'s>> {
         match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => Some(FrameLink::Static(&rec.static_slot)),
             KIND_DYNAMIC => self.ring(rec).ok()?.map(FrameLink::Dynamic),
@@ -268,6 +273,43 @@ impl ArenaView {
             },
         };
         Some(if s.parent == NO_FRAME { Err(()) } else { Ok(s) })
+    }
+
+    /// The transform of `id`'s link at `time` ≠ 0 as [`ArenaView::link_sample`] reads it with
+    /// [`LinkRead::SeriesSlerp`], in the hot case of a compiled path: a static link, or a
+    /// dynamic one whose history brackets `time` strictly inside it, read in one attempt
+    /// ([`ring::interpolate_at`]), with every sample read hanging from `parent`. `None`
+    /// otherwise (the caller then takes `link_sample`, which answers every case).
+    #[inline(always)]
+    pub(crate) fn link_transform(
+        &self,
+        id: FrameId,
+        parent: FrameId,
+        generation: u64,
+        time: i64,
+    ) -> Option<Transform> {
+        // No frame count check: a compiled path's frames were published when it was compiled,
+        // and frames are never unpublished (the record's bounds are still checked).
+        let rec = self.region.frame(self.geo.frames_off, id)?;
+        match rec.kind.load(Ordering::Acquire) {
+            KIND_STATIC => {
+                let s = ring::try_read_slot(&rec.static_slot)?;
+                (s.parent == parent).then_some(s.transform)
+            }
+            KIND_DYNAMIC => {
+                let desc = rec.ring.load(Ordering::Acquire);
+                if desc == 0 {
+                    return None;
+                }
+                // The mapping's bounds only (`Region::ring`): a descriptor outside the ring
+                // pool is reported as corrupt by `link_sample`'s read, not here.
+                let (off, log2) = decode_ring_descriptor(desc);
+                let cap = 1usize.checked_shl(log2)?;
+                let r = self.region.ring(self.geo.pool_off.checked_add(off)?, cap)?;
+                ring::interpolate_at(r, generation, time, parent)
+            }
+            _ => None,
+        }
     }
 
     /// tf2's `getLatestTimeAndParent` for a frame with a non-empty cache, with the sample
