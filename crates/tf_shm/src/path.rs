@@ -75,6 +75,9 @@ pub(crate) struct Path {
     /// the latest common time and reused at that time wherever they are the answer (capacity
     /// reserved by `compile`, so a lookup does not allocate).
     newest: Vec<Newest>,
+    /// Where [`branch`] puts the links it has read before composing them (sized by `compile`
+    /// to the longer branch, so a lookup does not allocate).
+    scratch: Vec<Transform>,
 }
 
 /// The parent of `frame` as the walk sees it at `time` (0: newest): `Ok(None)` for a frame
@@ -120,6 +123,8 @@ impl Path {
                 self.shape = shape;
                 self.newest
                     .reserve(self.source_links.len() + self.target_links.len());
+                let longest = self.source_links.len().max(self.target_links.len());
+                self.scratch.resize(longest, Transform::IDENTITY);
             }
             None => self.reset(),
         }
@@ -202,19 +207,16 @@ fn expected_parent(links: &[FrameId], i: usize, end: FrameId) -> FrameId {
     links.get(i + 1).copied().unwrap_or(end)
 }
 
-/// Links read per batch in [`branch`].
-const BATCH: usize = 8;
-
 /// Composes one branch at `time` (`T_ancestor_first`), checking every parent. `newest`, when
 /// holds the links' newest samples (time 0, `REUSE`): those that answer at `time` are used as
 /// they are instead of being read again. (A constant, so that a lookup at a given time pays
 /// nothing for it.) Each link is read by [`ArenaView::link_transform`] when it can answer
 /// (without `EXACT`), else by [`link_slow`].
 ///
-/// A batch of links is read and interpolated before any is composed: the links are
-/// independent until composed, and keeping the composition out of the read loop keeps each
-/// iteration short enough for the next link's loads to start while the previous link's
-/// arithmetic runs.
+/// Every link is read and interpolated (into `scratch`, at least as long as `links`) before
+/// any is composed: the links are independent until composed, and keeping the composition
+/// out of the read loop keeps each iteration short enough for the next link's loads to start
+/// while the previous link's arithmetic runs.
 #[inline]
 fn branch<const REUSE: bool, const EXACT: bool>(
     view: &ArenaView,
@@ -223,41 +225,34 @@ fn branch<const REUSE: bool, const EXACT: bool>(
     generation: u64,
     time: i64,
     newest: &[Newest],
+    scratch: &mut [Transform],
 ) -> Option<Transform> {
-    let mut acc = Transform::IDENTITY;
-    let mut read = [Transform::IDENTITY; BATCH];
-    for (b, batch) in links.chunks(BATCH).enumerate() {
-        for (k, (r, &frame)) in read.iter_mut().zip(batch).enumerate() {
-            let i = b * BATCH + k;
-            let parent = expected_parent(links, i, end);
-            let reused = if REUSE { newest.get(i) } else { None };
-            *r = match reused {
-                Some(n) if n.answers(time) => {
-                    if n.sample.parent != parent {
-                        return None;
-                    }
-                    n.sample.transform
+    let read = scratch.get_mut(..links.len())?;
+    for (i, (r, &frame)) in read.iter_mut().zip(links).enumerate() {
+        let parent = expected_parent(links, i, end);
+        let reused = if REUSE { newest.get(i) } else { None };
+        *r = match reused {
+            Some(n) if n.answers(time) => {
+                if n.sample.parent != parent {
+                    return None;
                 }
-                _ => match (!EXACT)
-                    .then(|| view.link_transform(frame, parent, generation, time))
-                    .flatten()
-                {
-                    Some(t) => t,
-                    None => link_slow::<EXACT>(view, frame, parent, generation, time)?,
-                },
-            };
-        }
-        for (k, t) in read[..batch.len()].iter().enumerate() {
-            // tf2 composes the first link onto the identity, which gives the link itself
-            // (up to the sign of zeros).
-            acc = if b == 0 && k == 0 {
-                *t
-            } else {
-                accumulate(t, &acc)
-            };
-        }
+                n.sample.transform
+            }
+            _ => match (!EXACT)
+                .then(|| view.link_transform(frame, parent, generation, time))
+                .flatten()
+            {
+                Some(t) => t,
+                None => link_slow::<EXACT>(view, frame, parent, generation, time)?,
+            },
+        };
     }
-    Some(acc)
+    // tf2 composes the first link onto the identity, which gives the link itself (up to the
+    // sign of zeros).
+    let Some((first, rest)) = read.split_first() else {
+        return Some(Transform::IDENTITY);
+    };
+    Some(rest.iter().fold(*first, |acc, t| accumulate(t, &acc)))
 }
 
 /// One link of [`branch`] through [`ArenaView::link_sample`] (every case the fast read does
@@ -409,9 +404,25 @@ pub(crate) fn lookup(
 #[inline(always)]
 fn compose<const REUSE: bool, const EXACT: bool>(
     view: &ArenaView,
+    path: &mut Path,
+    generation: u64,
+    time: i64,
+) -> Option<(i64, Transform)> {
+    // Put back on every return, so that it keeps its capacity.
+    let mut scratch = std::mem::take(&mut path.scratch);
+    let r = compose_with::<REUSE, EXACT>(view, path, generation, time, &mut scratch);
+    path.scratch = scratch;
+    r
+}
+
+/// [`compose`] with the path's scratch taken out of it.
+#[inline(always)]
+fn compose_with<const REUSE: bool, const EXACT: bool>(
+    view: &ArenaView,
     path: &Path,
     generation: u64,
     time: i64,
+    scratch: &mut [Transform],
 ) -> Option<(i64, Transform)> {
     let newest = if REUSE { path.newest.as_slice() } else { &[] };
     let (source_newest, target_newest) = newest.split_at(newest.len().min(path.source_links.len()));
@@ -422,6 +433,7 @@ fn compose<const REUSE: bool, const EXACT: bool>(
         generation,
         time,
         source_newest,
+        scratch,
     )?;
     let t = match path.shape {
         Shape::None => return None,
@@ -435,6 +447,7 @@ fn compose<const REUSE: bool, const EXACT: bool>(
                 generation,
                 time,
                 target_newest,
+                scratch,
             )?)
         }
         Shape::Fork => {
@@ -446,6 +459,7 @@ fn compose<const REUSE: bool, const EXACT: bool>(
                 generation,
                 time,
                 target_newest,
+                scratch,
             )?;
             above(
                 view,

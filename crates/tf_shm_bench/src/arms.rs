@@ -49,6 +49,10 @@ impl<'a> Cell<'a> {
 
 pub trait Arm {
     fn name(&self) -> &'static str;
+    /// Whether the arm answers this cell at all (cells it does not are shown as "—").
+    fn supports(&self, _cell: &Cell) -> bool {
+        true
+    }
     fn answer(&mut self, cell: &Cell, q: &Query) -> Result<Answer, String>;
     /// `n` lookups cycling over the cell's queries; returns a checksum (Σ translation.x).
     fn run(&mut self, cell: &Cell, n: usize) -> f64;
