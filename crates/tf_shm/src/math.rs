@@ -387,42 +387,58 @@ pub fn canonicalize_unit(q: &Quat) -> Quat {
     canonicalize_clear(q).unwrap_or_else(|| canonicalize(q))
 }
 
-/// [`canonicalize_unit`] where the sign is clear: `None` for an input off unit length or within
-/// 1e-9 of one of the round trip's sign decisions, where the input's last bits decide the sign.
+/// [`canonicalize_unit`] where the sign is clear: `None` for an input off unit length, or
+/// where the input's last bits could decide the sign.
+///
+/// The round trip makes positive the component it computes first: `w` when the trace is
+/// positive, else the one with the largest square (ties broken by its comparison order). Where
+/// rounding could change that choice — the trace within 1e-9 of 0, or squares within 1e-9 of
+/// the largest — the sign is still clear when every component the trip could choose has the
+/// same sign (a rotation about z alone, `x = y = 0`, ties x with y but always chooses z; a
+/// rotation about `(1, 0, 1)` ties x with z, which share their sign).
 #[inline]
 pub(crate) fn canonicalize_clear(q: &Quat) -> Option<Quat> {
     let [x, y, z, w] = *q;
     let (xx, yy, zz, ww) = (x * x, y * y, z * z, w * w);
     let d = (xx + yy) + (zz + ww);
+    if !((d - 1.0).abs() < 1e-12) {
+        return None;
+    }
     // 1/sqrt(d) to < 1e-30 for |d − 1| < 1e-12.
     let inv = 1.5 - 0.5 * d;
     const MARGIN: f64 = 1e-9;
     let trace = 3.0 * ww - (xx + yy + zz);
-    let sign_of = |c: f64| if c < 0.0 { -inv } else { inv };
-    let scale = if (d - 1.0).abs() >= 1e-12 {
-        return None;
-    } else if trace > MARGIN {
-        sign_of(w)
-    } else if trace >= -MARGIN {
-        return None;
-    } else {
-        // The round trip's choice of the largest diagonal element, i.e. of the largest square.
-        let (a, b, c) = (xx, yy, zz);
-        if (a - b).abs() < MARGIN || (a - c).abs() < MARGIN || (b - c).abs() < MARGIN {
-            return None;
-        }
-        if a < b {
-            if b < c {
-                sign_of(z)
-            } else {
-                sign_of(y)
-            }
-        } else if a < c {
-            sign_of(z)
+    let top = xx.max(yy).max(zz);
+    // +1 or −1 once a candidate has voted; NaN once two disagree or one is zero (or NaN).
+    let mut sign = 0.0f64;
+    let mut vote = |c: f64| {
+        let s = if c > 0.0 {
+            1.0
+        } else if c < 0.0 {
+            -1.0
         } else {
-            sign_of(x)
-        }
+            f64::NAN
+        };
+        sign = if sign == 0.0 || sign == s {
+            s
+        } else {
+            f64::NAN
+        };
     };
+    if trace >= -MARGIN {
+        vote(w);
+    }
+    if trace <= MARGIN {
+        for (c, cc) in [(x, xx), (y, yy), (z, zz)] {
+            if cc >= top - MARGIN {
+                vote(c);
+            }
+        }
+    }
+    if sign.abs() != 1.0 {
+        return None;
+    }
+    let scale = sign * inv;
     Some([x * scale, y * scale, z * scale, w * scale])
 }
 
@@ -554,6 +570,68 @@ mod tests {
         // 180° about z: trace = -1, largest diagonal is m[2][2] = 1 → z positive.
         let q = canonicalize(&[0.0, 0.0, -1.0, 0.0]);
         assert_eq!(q[2], 1.0);
+    }
+
+    /// Wherever `canonicalize_clear` answers, the exact round trip of the input and of inputs
+    /// a few ulp away from it (what rounding elsewhere in a lookup could have produced) picks
+    /// the same sign; it declines only where they could disagree. Inputs are drawn on and
+    /// near the trip's decisions: ties between squares, the trace near 0.
+    #[test]
+    fn clear_signs_are_the_round_trips_under_rounding() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut uniform = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let normalise = |q: Quat| {
+            let n = quat_length2(&q).sqrt();
+            [q[0] / n, q[1] / n, q[2] / n, q[3] / n]
+        };
+        // Per kind of input: (answered, declined).
+        let mut counts = [(0, 0); 5];
+        for i in 0..20_000 {
+            let s = |u: f64| if u < 0.5 { -1.0 } else { 1.0 };
+            let (a, b, c) = (uniform(), uniform(), uniform());
+            let q = normalise(match i % 5 {
+                // A rotation about z alone (x = y = 0): a yaw, past ±120° half the time.
+                0 => [0.0, 0.0, a - 0.5, b - 0.5],
+                // |x| = |z|, same or opposite signs: a rotation about (1, 0, ±1).
+                1 => [a, 0.0, a * s(c), b - 0.5],
+                // |x| = |y| = |z|, the trace near 0 (w² near 1/4).
+                2 => [s(a) * 0.5, s(b) * 0.5, s(c) * 0.5, 0.5 * s(uniform())],
+                // Two largest squares equal to a few ulp, of opposite signs.
+                3 => [
+                    a,
+                    -a * (1.0 + (uniform() - 0.5) * 8.0 * f64::EPSILON),
+                    0.3 * b,
+                    0.3 * (c - 0.5),
+                ],
+                _ => [a - 0.5, b - 0.5, c - 0.5, uniform() - 0.5],
+            });
+            let Some(r) = canonicalize_clear(&q) else {
+                counts[i % 5].1 += 1;
+                continue;
+            };
+            counts[i % 5].0 += 1;
+            for _ in 0..8 {
+                let nudged = q.map(|v| v * (1.0 + (uniform() - 0.5) * 8.0 * f64::EPSILON));
+                let exact = canonicalize(&nudged);
+                assert!(
+                    quat_dot(&exact, &r) > 0.0,
+                    "{q:?}: clear {r:?}, round trip of {nudged:?} {exact:?}"
+                );
+            }
+        }
+        // Yaws are clear (but within 1e-9 of |w| = 1/2, where w and z may disagree: not
+        // drawn here); so are rotations about (1, 0, 1), whose tied components share a sign.
+        assert_eq!(counts[0].1, 0, "yaws declined: {counts:?}");
+        assert!(counts[1].0 > 1000, "{counts:?}");
+        // A yaw past 120° (x = y = 0, trace < 0) is clear.
+        assert!(canonicalize_clear(&[0.0, 0.0, 0.9, -0.4358898943540674]).is_some());
+        // A tie between x and z of opposite signs, trace < 0, is not.
+        assert!(canonicalize_clear(&normalise([0.6, 0.0, -0.6, 0.2])).is_none());
     }
 
     #[test]

@@ -13,8 +13,9 @@
 //!
 //! `tf_shm pair / minimal` is then the price of everything tf_shm does beyond that work
 //! (checks that make a damaged or racing arena an error instead of a wrong answer, the path's
-//! validation, the general API), and `minimal` itself is a floor no design of this protocol
-//! goes below on this machine.
+//! validation, the general API), and `minimal` itself is what this ring layout and tf2's
+//! arithmetic cost on this machine: a lookup target below it needs another layout or other
+//! arithmetic, not a leaner lookup.
 
 use std::hint::black_box;
 use std::sync::atomic::{fence, AtomicI64, AtomicU64, Ordering};
