@@ -401,7 +401,8 @@ pub(crate) fn canonicalize_clear(q: &Quat) -> Option<Quat> {
     let [x, y, z, w] = *q;
     let (xx, yy, zz, ww) = (x * x, y * y, z * z, w * w);
     let d = (xx + yy) + (zz + ww);
-    if !((d - 1.0).abs() < 1e-12) {
+    // (A NaN input gets no vote below, and is declined there.)
+    if (d - 1.0).abs() >= 1e-12 {
         return None;
     }
     // 1/sqrt(d) to < 1e-30 for |d − 1| < 1e-12.
