@@ -661,25 +661,35 @@ mod loom_model {
         }
     }
 
-    /// A ring of `cap` slots holding samples `initial`, and a thread running `write` on it
-    /// (the single writer) while the model's main thread reads.
-    fn race(
-        cap: usize,
-        initial: [i64; 2],
-        write: fn(&RingWriter<'_>),
-    ) -> (Arc<OwnedRing>, loom::thread::JoinHandle<()>) {
-        let ring = Arc::new(new_ring(cap));
-        {
-            let w = RingWriter { ring: ring.r() };
-            for stamp in initial {
-                w.append(&sample(stamp));
+    /// Model-checks `read` on a ring of `cap` slots holding samples `initial`, racing a thread
+    /// that runs `write` on it (the single writer).
+    fn model(cap: usize, initial: [i64; 2], write: fn(&RingWriter<'_>), read: fn(&OwnedRing)) {
+        loom::model(move || {
+            let ring = Arc::new(new_ring(cap));
+            {
+                let w = RingWriter { ring: ring.r() };
+                for stamp in initial {
+                    w.append(&sample(stamp));
+                }
             }
-        }
-        let writer = {
-            let ring = ring.clone();
-            loom::thread::spawn(move || write(&RingWriter { ring: ring.r() }))
-        };
-        (ring, writer)
+            let writer = {
+                let ring = ring.clone();
+                loom::thread::spawn(move || write(&RingWriter { ring: ring.r() }))
+            };
+            read(&ring);
+            writer.join().unwrap();
+        });
+    }
+
+    /// `read` racing an append that laps a 2-slot ring holding stamps 10 and 20 (30 replaces
+    /// 10).
+    fn racing_a_lap(read: fn(&OwnedRing)) {
+        model(2, [10, 20], |w| w.append(&sample(30)), read);
+    }
+
+    /// `read` racing a reordering insert of stamp 20 between 10 and 30.
+    fn racing_a_reordering_insert(read: fn(&OwnedRing)) {
+        model(4, [10, 30], |w| w.insert(1, &sample(20)), read);
     }
 
     /// Every payload word is a function of the stamp, so a torn or misplaced slot shows.
@@ -710,34 +720,26 @@ mod loom_model {
     /// answer is an exact sample or an interpolation of two real ones.
     #[test]
     fn append_and_lap() {
-        loom::model(|| {
-            let (ring, writer) = race(2, [10, 20], |w| {
-                w.append(&sample(30));
-            });
+        racing_a_lap(|ring| {
             for t in [15, 20, 25] {
                 if let Some(Ok(s)) = read(ring.r(), 0, |h| get_data(h, t, true)) {
                     // Interpolation at t of the linear stamp→x map is exactly t.
                     check(&s, t, t);
                 }
             }
-            writer.join().unwrap();
         });
     }
 
     /// A reordering insert (older than the newest) racing a reader.
     #[test]
     fn reordering_insert() {
-        loom::model(|| {
-            let (ring, writer) = race(4, [10, 30], |w| {
-                w.insert(1, &sample(20));
-            });
+        racing_a_reordering_insert(|ring| {
             if let Some(Ok(s)) = read(ring.r(), 0, |h| get_data(h, 25, true)) {
                 check(&s, 25, 25);
             }
             if let Some(Ok(s)) = read(ring.r(), 0, |h| get_data(h, 0, true)) {
                 check(&s, 30, 30);
             }
-            writer.join().unwrap();
         });
     }
 
@@ -758,19 +760,6 @@ mod loom_model {
         }
     }
 
-    /// `read_bracket` racing an append that laps a 2-slot ring.
-    #[test]
-    fn single_attempt_reads_and_lap() {
-        loom::model(|| {
-            let (ring, writer) = race(2, [10, 20], |w| {
-                w.append(&sample(30));
-            });
-            // One read per model: each read multiplies the interleavings explored.
-            check_bracket(&ring, 25, &[(20, 30)]);
-            writer.join().unwrap();
-        });
-    }
-
     /// A validated `interpolate_at` is the interpolation of two real, adjacent samples: with
     /// every payload word linear in the stamp, exactly the query time.
     fn check_interpolated(ring: &OwnedRing, t: i64) {
@@ -784,40 +773,29 @@ mod loom_model {
         }
     }
 
-    /// `interpolate_at` (arithmetic before validation) racing an append that laps a 2-slot
-    /// ring.
-    #[test]
-    fn interpolation_before_validation_and_lap() {
-        loom::model(|| {
-            let (ring, writer) = race(2, [10, 20], |w| {
-                w.append(&sample(30));
-            });
-            check_interpolated(&ring, 15);
-            writer.join().unwrap();
-        });
-    }
+    // One read per model below: each read multiplies the interleavings explored.
 
-    /// `interpolate_at` racing a reordering insert.
+    /// `read_bracket` racing a lap.
     #[test]
-    fn interpolation_before_validation_and_reordering_insert() {
-        loom::model(|| {
-            let (ring, writer) = race(4, [10, 30], |w| {
-                w.insert(1, &sample(20));
-            });
-            check_interpolated(&ring, 15);
-            writer.join().unwrap();
-        });
+    fn single_attempt_reads_and_lap() {
+        racing_a_lap(|ring| check_bracket(ring, 25, &[(20, 30)]));
     }
 
     /// `read_bracket` racing a reordering insert.
     #[test]
     fn single_attempt_reads_and_reordering_insert() {
-        loom::model(|| {
-            let (ring, writer) = race(4, [10, 30], |w| {
-                w.insert(1, &sample(20));
-            });
-            check_bracket(&ring, 15, &[(10, 30), (10, 20)]);
-            writer.join().unwrap();
-        });
+        racing_a_reordering_insert(|ring| check_bracket(ring, 15, &[(10, 30), (10, 20)]));
+    }
+
+    /// `interpolate_at` (arithmetic before validation) racing a lap.
+    #[test]
+    fn interpolation_before_validation_and_lap() {
+        racing_a_lap(|ring| check_interpolated(ring, 15));
+    }
+
+    /// `interpolate_at` racing a reordering insert.
+    #[test]
+    fn interpolation_before_validation_and_reordering_insert() {
+        racing_a_reordering_insert(|ring| check_interpolated(ring, 15));
     }
 }

@@ -296,18 +296,9 @@ impl ArenaView {
                 let s = ring::try_read_slot(&rec.static_slot)?;
                 (s.parent == parent).then_some(s.transform)
             }
-            KIND_DYNAMIC => {
-                let desc = rec.ring.load(Ordering::Acquire);
-                if desc == 0 {
-                    return None;
-                }
-                // The mapping's bounds only (`Region::ring`): a descriptor outside the ring
-                // pool is reported as corrupt by `link_sample`'s read, not here.
-                let (off, log2) = decode_ring_descriptor(desc);
-                let cap = 1usize.checked_shl(log2)?;
-                let r = self.region.ring(self.geo.pool_off.checked_add(off)?, cap)?;
-                ring::interpolate_at(r, generation, time, parent)
-            }
+            // A descriptor that is not a ring of the pool (a damaged arena) is refused here and
+            // reported as corrupt by `link_sample`'s read.
+            KIND_DYNAMIC => ring::interpolate_at(self.ring(rec).ok()??, generation, time, parent),
             _ => None,
         }
     }
@@ -354,7 +345,10 @@ impl ArenaView {
     /// the path; on any difference (re-parenting, a new link, a clear, an error, a racing
     /// writer) it runs tf2's walk instead and recompiles, so the answer is always the walk's.
     /// Results equal [`ArenaView::lookup_transform`]'s to rounding (a series slerp between
-    /// close rotations below the common ancestor, see `crate::path`), with the same sign.
+    /// close rotations below the common ancestor, see `crate::path`), with the same sign:
+    /// rotations within a few 1e-16, translations within that times the lever arm (≈ 2e-9
+    /// with translations of 1e6 m, e.g. UTM coordinates, where the walk's own rounding is of
+    /// the same order).
     ///
     /// Returns the stamp (ns; as `lookup_transform`) and `T_target_source`.
     /// Errors: exactly those of [`ArenaView::lookup_transform`].

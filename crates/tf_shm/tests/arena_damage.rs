@@ -5,7 +5,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 
 use rustix::fs::{MemfdFlags, SealFlags};
 use tf_shm::validate::TransformInput;
-use tf_shm::{Arena, ArenaConfig, AttachError};
+use tf_shm::{Arena, ArenaConfig, AttachError, FramePair};
 
 const S: i64 = 1_000_000_000;
 
@@ -61,9 +61,16 @@ fn exercise(view: &tf_shm::ArenaView) {
     let names = ["map", "odom", "base", "arm", "hand", "tool", "ghost"];
     for a in names {
         for b in names {
+            let mut pair = FramePair::new(a, b);
             for t in [0, S, 2 * S + S / 20, 10 * S] {
                 let _ = view.lookup_transform(a, b, t);
                 let _ = view.can_transform(a, b, t);
+            }
+            // Twice each: the first call compiles the pair's path, the second reads through
+            // it. (Few times: a damaged slot's odd `seq` costs each read its 200 ms deadline.)
+            for t in [0, 2 * S + S / 20] {
+                let _ = view.lookup_pair(&mut pair, t);
+                let _ = view.lookup_pair(&mut pair, t);
             }
             let _ = view.get_latest_common_time(a, b);
             let _ = view.lookup_transform_full(a, S, b, 2 * S, "map");
