@@ -1,7 +1,7 @@
 //! The single writer: tf2's `setTransform` applied to the arena.
 //!
 //! Validation is tf2 ROS 2's ([`crate::validate`]); insertion follows `TimeCache::insertData`
-//! ([`crate::history::insert_decision`]) on the frame's ring ([`crate::ring`]). Frames appear
+//! ([`crate::history::insert_decision`]) on the frame's ring (the crate's `ring` module). Frames appear
 //! at run time: a new name is written, then its record, then its index entry, and only then is
 //! the frame count raised (Release), so readers never see half a frame.
 //!

@@ -1,9 +1,8 @@
 //! The arena: one block of shared memory holding every frame's transforms.
 //!
-//! One [`ArenaWriter`](crate::ArenaWriter) (the bridge) fills it; any number of
-//! [`ArenaView`](crate::ArenaView)s read it, in the writer's process or, through a read-only
-//! mapping of the sealed memfd, in others. The layout is in [`layout`]; the ring protocol in
-//! [`crate::ring`].
+//! One [`ArenaWriter`] (the bridge) fills it; any number of [`ArenaView`]s read it, in the
+//! writer's process or, through a read-only mapping of the sealed memfd, in others. The layout
+//! is in [`layout`]; the ring protocol in the crate's `ring` module.
 //!
 //! ```
 //! use tf_shm::{Arena, ArenaConfig, validate::TransformInput};
