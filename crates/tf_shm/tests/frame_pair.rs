@@ -128,9 +128,6 @@ fn a_root_that_gains_a_parent_keeps_answers_and_failures() {
     assert!(agree(&view, &mut pair, 12 * S).is_err());
 }
 
-/// Random trees over 10 frames with re-parenting, statics, occasional loops and clears;
-/// 100 persistent pairs asked at random times (inside, between and outside the histories, and 0)
-/// after every batch of inserts.
 /// Time 0 reuses the newest samples it read for the latest common time wherever they are the
 /// answer at that time (a static; the link whose newest stamp is the common time) and reads
 /// the others at the common time: links at different rates, on both sides of a fork and with
@@ -169,6 +166,9 @@ fn time_zero_with_links_at_different_rates() {
     assert!(checked > 2500, "{checked} answers");
 }
 
+/// Random trees over 10 frames with re-parenting, statics, occasional loops and clears;
+/// 100 persistent pairs asked at random times (inside, between and outside the histories, and 0)
+/// after every batch of inserts.
 #[test]
 fn random_topologies_agree_with_the_walk() {
     let names: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
