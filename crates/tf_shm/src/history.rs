@@ -121,6 +121,20 @@ pub(crate) fn interpolate_close(
     two: &Transform,
     time: i64,
 ) -> Transform {
+    interpolate_transforms(t_one, one, t_two, two, time, slerp)
+}
+
+/// Translation lerp and rotation `slerp` from `one` (at `t_one`) to `two` (at `t_two`) by
+/// tf2's ratio of integer-ns differences converted to `f64`.
+#[inline(always)]
+fn interpolate_transforms(
+    t_one: i64,
+    one: &Transform,
+    t_two: i64,
+    two: &Transform,
+    time: i64,
+    slerp: fn(&Quat, &Quat, f64) -> Quat,
+) -> Transform {
     // Wrapping: tf2 subtracts int64 counts; only a garbage snapshot could overflow here.
     let ratio = time.wrapping_sub(t_one) as f64 / t_two.wrapping_sub(t_one) as f64;
     Transform {
@@ -146,16 +160,17 @@ fn interpolate_with(
     if two.stamp == one.stamp {
         return *two;
     }
-    // Wrapping: tf2 subtracts int64 counts; only a garbage snapshot could overflow here.
-    let ratio = time.wrapping_sub(one.stamp) as f64 / two.stamp.wrapping_sub(one.stamp) as f64;
-    let mut out = *one;
-    out.transform.translation = lerp(
-        &one.transform.translation,
-        &two.transform.translation,
-        ratio,
-    );
-    out.transform.rotation = slerp(&one.transform.rotation, &two.transform.rotation, ratio);
-    out
+    Sample {
+        transform: interpolate_transforms(
+            one.stamp,
+            &one.transform,
+            two.stamp,
+            &two.transform,
+            time,
+            slerp,
+        ),
+        ..*one
+    }
 }
 
 /// Number of leading samples with `stamp ≤ time` (the first index above `time`), given the

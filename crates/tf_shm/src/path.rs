@@ -435,32 +435,27 @@ fn compose_with<const REUSE: bool, const EXACT: bool>(
         source_newest,
         scratch,
     )?;
+    let mut target_branch = || {
+        branch::<REUSE, EXACT>(
+            view,
+            &path.target_links,
+            path.ancestor,
+            generation,
+            time,
+            target_newest,
+            scratch,
+        )
+    };
     let t = match path.shape {
         Shape::None => return None,
         Shape::TargetAbove => source,
         Shape::SourceAbove => {
             above(view, path, generation, time, None)?;
-            inverse(&branch::<REUSE, EXACT>(
-                view,
-                &path.target_links,
-                path.ancestor,
-                generation,
-                time,
-                target_newest,
-                scratch,
-            )?)
+            inverse(&target_branch()?)
         }
         Shape::Fork => {
             let mut source = source;
-            let mut target = branch::<REUSE, EXACT>(
-                view,
-                &path.target_links,
-                path.ancestor,
-                generation,
-                time,
-                target_newest,
-                scratch,
-            )?;
+            let mut target = target_branch()?;
             above(
                 view,
                 path,

@@ -290,16 +290,14 @@ impl ArenaView {
     ) -> Option<Transform> {
         // No frame count check: a compiled path's frames were published when it was compiled,
         // and frames are never unpublished (the record's bounds are still checked).
-        let rec = self.region.frame(self.geo.frames_off, id)?;
-        match rec.kind.load(Ordering::Acquire) {
-            KIND_STATIC => {
-                let s = ring::try_read_slot(&rec.static_slot)?;
+        // A descriptor that is not a ring of the pool (a damaged arena) is refused by
+        // `link_of` and reported as corrupt by `link_sample`'s read.
+        match self.link_of(self.region.frame(self.geo.frames_off, id)?)? {
+            FrameLink::Static(slot) => {
+                let s = ring::try_read_slot(slot)?;
                 (s.parent == parent).then_some(s.transform)
             }
-            // A descriptor that is not a ring of the pool (a damaged arena) is refused here and
-            // reported as corrupt by `link_sample`'s read.
-            KIND_DYNAMIC => ring::interpolate_at(self.ring(rec).ok()??, generation, time, parent),
-            _ => None,
+            FrameLink::Dynamic(r) => ring::interpolate_at(r, generation, time, parent),
         }
     }
 
