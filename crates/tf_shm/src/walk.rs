@@ -19,7 +19,7 @@ use crate::error::{ArenaError, FrameArgProblem, TransformError};
 use crate::math::{accumulate, canonicalize_unit, inverse, inverse_times, MatTransform};
 use crate::sample::{FrameId, Transform, TransformStamped, NO_FRAME};
 use crate::store::{CacheError, FrameStore, LinkAt};
-use crate::time::display_time;
+use crate::time::{display_time, to_sec};
 
 /// tf2's `MAX_GRAPH_DEPTH`: a pass of more than this many links is a loop.
 pub const MAX_GRAPH_DEPTH: u32 = 1000;
@@ -658,7 +658,6 @@ pub fn all_frames_as_yaml<S: FrameStore + ?Sized>(s: &S, now: i64) -> Result<Str
         let span = newest.wrapping_sub(oldest);
         let min_span = 100_000i64; // 100 µs
         let rate = (len as f64 * 1e9) / (if span > min_span { span } else { min_span }) as f64;
-        let secs = |ns: i64| ns as f64 / 1e9;
         // Writing to a String cannot fail.
         let _ = writeln!(out, "{}: ", listing_name(s, id)?);
         let _ = writeln!(out, "  parent: '{}'", listing_name(s, parent)?);
@@ -670,10 +669,10 @@ pub fn all_frames_as_yaml<S: FrameStore + ?Sized>(s: &S, now: i64) -> Result<Str
             let _ = writeln!(
                 out,
                 "  transform_delay: {:.3}",
-                secs(now.wrapping_sub(newest))
+                to_sec(now.wrapping_sub(newest))
             );
         }
-        let _ = writeln!(out, "  buffer_length: {:.3}", secs(span));
+        let _ = writeln!(out, "  buffer_length: {:.3}", to_sec(span));
     }
     Ok(out)
 }
