@@ -14,19 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "scenario.h"
 #include "tf_shm.h"
 
-static atomic_int failures;
-#define CHECK(cond, ...)                                                               \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      atomic_fetch_add(&failures, 1);                                                  \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);         \
-      fprintf(stderr, __VA_ARGS__);                                                    \
-      fputc('\n', stderr);                                                             \
-    }                                                                                  \
-  } while (0)
 
 static int64_t mono_ns(void) {
   struct timespec ts;
@@ -485,7 +476,7 @@ int main(int argc, char **argv) {
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-  int f = atomic_load(&failures);
+  int f = CHECK_FAILURES();
   printf("test_c: %s (%d failed checks)\n", f ? "FAILED" : "ok", f);
   return f ? 1 : 0;
 }

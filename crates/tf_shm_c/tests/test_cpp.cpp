@@ -17,19 +17,10 @@
 
 #include <unistd.h>
 
+#include "check.h"
 #include "scenario.h"
 #include "tf_shm.hpp"
 
-static std::atomic<int> failures{0};
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      failures++;                                                              \
-      std::fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                       \
-      std::fputc('\n', stderr);                                                \
-    }                                                                          \
-  } while (0)
 
 // tf2's own definitions (tf2/time.h, ROS 2 Jazzy), written out: ours must be the same types so
 // code written against tf2 compiles unchanged.
@@ -309,7 +300,7 @@ int main() {
   tf_shm_testkit_close(owner);
   const std::string cmd = std::string("rm -rf '") + dir + "'";
   if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", dir);
-  const int f = failures.load();
+  const int f = CHECK_FAILURES();
   std::printf("test_cpp: %s (%d failed checks)\n", f ? "FAILED" : "ok", f);
   return f ? 1 : 0;
 }

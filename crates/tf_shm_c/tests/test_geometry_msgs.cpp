@@ -12,19 +12,10 @@
 #include <kdl/frames.hpp>
 #include <unistd.h>
 
+#include "check.h"
 #include "scenario.h"
 #include "tf_shm_geometry_msgs.hpp"
 
-static int failures = 0;
-#define CHECK(cond, ...)                                                               \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      failures++;                                                                      \
-      std::fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);    \
-      std::fprintf(stderr, __VA_ARGS__);                                               \
-      std::fputc('\n', stderr);                                                        \
-    }                                                                                  \
-  } while (0)
 
 static bool same(double a, double b) {return std::memcmp(&a, &b, sizeof a) == 0;}
 
