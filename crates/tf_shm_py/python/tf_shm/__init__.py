@@ -25,14 +25,14 @@ from .listener import StaticTransformListener, TransformListener
 
 __all__ = [
     "Buffer",
-    "TransformListener",
-    "StaticTransformListener",
-    "TransformResult",
-    "OpenError",
-    "TransformException",
-    "LookupException",
     "ConnectivityException",
     "ExtrapolationException",
     "InvalidArgumentException",
+    "LookupException",
+    "OpenError",
+    "StaticTransformListener",
     "TimeoutException",
+    "TransformException",
+    "TransformListener",
+    "TransformResult",
 ]

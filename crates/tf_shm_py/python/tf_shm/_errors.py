@@ -1,9 +1,10 @@
 """tf2's exception classes: tf2_py's own when it is importable, else classes of the same names
 and hierarchy, so ``except tf2_ros.LookupException`` keeps working after a port."""
 
+from __future__ import annotations
+
 import importlib
 import os
-from typing import Tuple, Type
 
 from . import _native
 
@@ -41,27 +42,27 @@ class TimeoutException(TransformException):
     """A wait ran out of time (``tf2.TimeoutException``)."""
 
 
-def _pick() -> Tuple[Type[BaseException], ...]:
+def _pick() -> tuple[type[BaseException], ...]:
     # TF_SHM_OWN_EXCEPTIONS=1 keeps tf_shm's own classes even where tf2_py is importable.
     if os.environ.get("TF_SHM_OWN_EXCEPTIONS", "") not in ("", "0"):
         return tuple(globals()[n] for n in _NAMES)
     # tf2_ros re-exports tf2_py's classes; tf2_py is the lighter import of the two.
     for module in ("tf2_py", "tf2_ros"):
-        try:
-            mod = importlib.import_module(module)
-            return tuple(getattr(mod, n) for n in _NAMES)
-        except Exception:  # noqa: BLE001 - any failure to import means "not usable here"
-            continue
+        found = _classes_of(module)
+        if found is not None:
+            return found
     return tuple(globals()[n] for n in _NAMES)
+
+
+def _classes_of(module: str) -> tuple[type[BaseException], ...] | None:
+    try:
+        mod = importlib.import_module(module)
+        return tuple(getattr(mod, n) for n in _NAMES)
+    except Exception:  # noqa: BLE001 - any failure to import means "not usable here"
+        return None
 
 
 CLASSES = _pick()
 _native.set_exception_classes(*CLASSES)
-(
-    TransformException,  # noqa: F811
-    LookupException,  # noqa: F811
-    ConnectivityException,  # noqa: F811
-    ExtrapolationException,  # noqa: F811
-    InvalidArgumentException,  # noqa: F811
-    TimeoutException,  # noqa: F811
-) = CLASSES
+# The names above now mean the classes raised.
+globals().update(zip(_NAMES, CLASSES))

@@ -2,8 +2,10 @@
 ROS 1's genpy classes) where geometry_msgs is importable, else :class:`TransformResult`.
 geometry_msgs is imported on first use, so the package imports without ROS."""
 
+from __future__ import annotations
+
 import os
-from typing import Any, Callable, NamedTuple, Optional, Tuple
+from typing import Any, Callable, NamedTuple, Tuple
 
 NS_PER_S = 1_000_000_000
 
@@ -21,8 +23,8 @@ class TransformResult(NamedTuple):
     stamp_ns: int
     frame_id: str
     child_frame_id: str
-    translation: Tuple[float, float, float]
-    rotation: Tuple[float, float, float, float]
+    translation: tuple[float, float, float]
+    rotation: tuple[float, float, float, float]
 
 
 def _plain(target: str, source: str, r: Flat) -> TransformResult:
@@ -90,7 +92,7 @@ def _resolve() -> Callable[[str, str, Flat], Any]:
     return _ros1(msgs, time_cls)
 
 
-_make: Optional[Callable[[str, str, Flat], Any]] = None
+_make: Callable[[str, str, Flat], Any] | None = None
 
 
 def make_result(target: str, source: str, r: Flat) -> Any:

@@ -1,7 +1,9 @@
 """``tf_shm.Buffer``: tf2_ros's Python ``Buffer``, answered from the shared arena."""
 
+from __future__ import annotations
+
 import threading
-from typing import Any, Optional, Tuple, Union
+from typing import Any
 
 from . import _native, _transform
 from ._errors import TransformException
@@ -54,11 +56,11 @@ class Buffer:
 
     def __init__(
         self,
-        cache_time: Optional[DurationLike] = None,
+        cache_time: DurationLike | None = None,
         node: Any = None,
         *,
-        domain: Optional[int] = None,
-        name: Optional[str] = None,
+        domain: int | None = None,
+        name: str | None = None,
         open_timeout: DurationLike = 5.0,
     ) -> None:
         self._native = _native.NativeBuffer(domain, name, open_timeout)
@@ -106,9 +108,7 @@ class Buffer:
         )
         return make_result(target_frame, source_frame, r)
 
-    def lookup_transform_tuple(
-        self, target_frame: str, source_frame: str, time: TimeLike
-    ) -> Flat:
+    def lookup_transform_tuple(self, target_frame: str, source_frame: str, time: TimeLike) -> Flat:
         """The hot-loop lookup: ``(stamp_ns, x, y, z, qx, qy, qz, qw)`` of ``T_target_source``
         (metres; quaternion x, y, z, w), no message built, no wait. The frame pair is resolved
         once and cached, so repeated calls skip name lookups. Raises as
@@ -122,7 +122,7 @@ class Buffer:
         time: TimeLike,
         timeout: DurationLike = 0,
         return_debug_tuple: bool = False,
-    ) -> Union[bool, Tuple[bool, str]]:
+    ) -> bool | tuple[bool, str]:
         """Whether :meth:`lookup_transform` would succeed, after waiting up to ``timeout``
         (GIL released). With ``return_debug_tuple``, ``(ok, tf2's error text or "")`` as
         tf2_ros returns it. Never raises a tf2 error."""
@@ -138,7 +138,7 @@ class Buffer:
         fixed_frame: str,
         timeout: DurationLike = 0,
         return_debug_tuple: bool = False,
-    ) -> Union[bool, Tuple[bool, str]]:
+    ) -> bool | tuple[bool, str]:
         """Whether :meth:`lookup_transform_full` would succeed; as :meth:`can_transform`."""
         r = self._native.can_transform_full(
             target_frame, target_time, source_frame, source_time, fixed_frame, timeout
@@ -162,9 +162,7 @@ class Buffer:
 
     # -- waiting, futures ------------------------------------------------------------------
 
-    def wait_for_transform_async(
-        self, target_frame: str, source_frame: str, time: TimeLike
-    ) -> Any:
+    def wait_for_transform_async(self, target_frame: str, source_frame: str, time: TimeLike) -> Any:
         """A future that completes with :meth:`lookup_transform`'s result once the transform
         is available (an ``rclpy.task.Future`` where rclpy is importable, else a
         ``concurrent.futures.Future``). Waits on a daemon thread with the GIL released;
