@@ -9,6 +9,7 @@ use std::time::Duration;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyString;
 use tf_shm::{Buffer, FramePair, Open, Transform, TransformError};
 
 use crate::errors::{base_error, transform_error, OpenError};
@@ -48,11 +49,30 @@ fn verdict(r: Result<(), TransformError>) -> (bool, String) {
     }
 }
 
+/// A cached frame pair, found again by its Python names: their (cached) str hashes pick the
+/// bucket, identity or equality of the str objects picks the entry, so a hit costs no UTF-8
+/// conversion and no string hashing.
+struct PairEntry {
+    target: Py<PyString>,
+    source: Py<PyString>,
+    pair: FramePair,
+}
+
+fn same(a: &Py<PyString>, b: &Bound<'_, PyString>) -> PyResult<bool> {
+    if a.is(b) {
+        return Ok(true);
+    }
+    a.bind(b.py()).as_any().eq(b)
+}
+
+/// Cached pairs by (target hash, source hash), and how many there are.
+type PairCache = (usize, HashMap<(isize, isize), Vec<PairEntry>>);
+
 /// A read-only handle on the arena of one domain (see `tf_shm.Buffer`).
 #[pyclass(frozen, module = "tf_shm._native")]
 pub struct NativeBuffer {
     inner: Buffer,
-    pairs: Mutex<HashMap<Box<str>, HashMap<Box<str>, FramePair>>>,
+    pairs: Mutex<PairCache>,
 }
 
 #[pymethods]
@@ -83,7 +103,7 @@ impl NativeBuffer {
         let inner = opened.map_err(|e| OpenError::new_err(e.to_string()))?;
         Ok(NativeBuffer {
             inner,
-            pairs: Mutex::new(HashMap::new()),
+            pairs: Mutex::new((0, HashMap::new())),
         })
     }
 
@@ -128,28 +148,43 @@ impl NativeBuffer {
     fn lookup_pair(
         &self,
         py: Python<'_>,
-        target_frame: PyBackedStr,
-        source_frame: PyBackedStr,
+        target_frame: &Bound<'_, PyString>,
+        source_frame: &Bound<'_, PyString>,
         time: &Bound<'_, PyAny>,
     ) -> PyResult<Flat> {
         let t = time::ns(time)?;
-        let mut pairs = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
-        let by_source = match pairs.get_mut(&*target_frame) {
-            Some(m) => m,
-            None => {
-                if pairs.len() >= MAX_PAIRS {
-                    pairs.clear();
+        let key = (target_frame.hash()?, source_frame.hash()?);
+        let mut guard = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
+        let (count, pairs) = &mut *guard;
+        let mut found = None;
+        if let Some(bucket) = pairs.get(&key) {
+            for (i, e) in bucket.iter().enumerate() {
+                if same(&e.target, target_frame)? && same(&e.source, source_frame)? {
+                    found = Some(i);
+                    break;
                 }
-                pairs.entry(Box::from(&*target_frame)).or_default()
+            }
+        }
+        let index = match found {
+            Some(i) => i,
+            None => {
+                if *count >= MAX_PAIRS {
+                    pairs.clear();
+                    *count = 0;
+                }
+                let pair = FramePair::new(&target_frame.to_cow()?, &source_frame.to_cow()?);
+                let bucket = pairs.entry(key).or_default();
+                bucket.push(PairEntry {
+                    target: target_frame.clone().unbind(),
+                    source: source_frame.clone().unbind(),
+                    pair,
+                });
+                *count += 1;
+                bucket.len() - 1
             }
         };
-        if by_source.len() >= MAX_PAIRS {
-            by_source.clear();
-        }
-        let pair = by_source
-            .entry(Box::from(&*source_frame))
-            .or_insert_with(|| FramePair::new(&target_frame, &source_frame));
-        match self.inner.lookup_pair(pair, t) {
+        let entry = &mut pairs.get_mut(&key).expect("bucket just found or made")[index];
+        match self.inner.lookup_pair(&mut entry.pair, t) {
             Ok((stamp, tr)) => Ok(flat(stamp, &tr)),
             Err(e) => Err(transform_error(py, e)),
         }

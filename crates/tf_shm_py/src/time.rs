@@ -61,8 +61,9 @@ fn float_seconds(s: f64) -> PyResult<i64> {
         )));
     }
     let t = v.trunc();
-    // 2^63 is exactly representable; anything at or past it does not fit.
-    if t >= 9.223_372_036_854_775_808e18 || t < -9.223_372_036_854_775_808e18 {
+    // ±2^63 are exact in f64; i64 holds [-2^63, 2^63).
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if !(-LIMIT..LIMIT).contains(&t) {
         return Err(PyOverflowError::new_err(
             "time does not fit in i64 nanoseconds",
         ));

@@ -67,6 +67,8 @@ class Buffer:
         if cache_time is not None:
             self._native.check_cache_time(_native.to_ns(cache_time))
         self._node = node
+        # The hot-loop lookup is the native method itself: no Python frame in between.
+        self.lookup_transform_tuple = self._native.lookup_pair
 
     # -- lookups ---------------------------------------------------------------------------
 
