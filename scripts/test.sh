@@ -38,21 +38,14 @@ RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test -p tf_shm --release --lib ring::loom_model
 
 step "Python package tf_shm: wheel built from this tree with pip (maturin backend), ruff, pytest without ROS"
-# A plain venv of Debian's Python: no rclpy, geometry_msgs or tf2_py, so the package's own
-# result type and exception classes are what is tested here; the ROS suite below has the rest.
-PYB=${TF_SHM_PY_BUILD:-$HOME/.cache/tf_shm/py-build}
-noros() { env -u PYTHONPATH -u VIRTUAL_ENV -u AMENT_PREFIX_PATH "$@"; }
-[ -x "$PYB/bin/python" ] || /usr/bin/python3 -m venv "$PYB"
-"$PYB/bin/pip" install -q "pytest>=7" "ruff==0.17.6"
-"$PYB/bin/ruff" check crates/tf_shm_py examples/python tests/e2e/test_python.py tests/e2e/python_node.py
-"$PYB/bin/ruff" format --check crates/tf_shm_py examples/python tests/e2e/test_python.py \
-  tests/e2e/python_node.py
-rm -rf target/wheels/tf_shm-*.whl target/py-site
-noros "$PYB/bin/pip" wheel -q --no-deps -w target/wheels ./crates/tf_shm_py
-"$PYB/bin/pip" install -q --force-reinstall --no-deps target/wheels/tf_shm-*.whl
-# The same wheel for the ROS environment and Debian's Python, without touching their site-packages.
-"$PYB/bin/pip" install -q --no-deps --target target/py-site target/wheels/tf_shm-*.whl
-(cd crates/tf_shm_py && noros "$PYB/bin/python" -m pytest -q tests)
+# The suite runs in a plain venv of Debian's Python: no rclpy, geometry_msgs or tf2_py, so the
+# package's own result type and exception classes are tested here; the ROS suite has the rest.
+PYB=$(scripts/py-wheel.sh)
+py_lint=(crates/tf_shm_py examples/python tests/e2e/test_python.py tests/e2e/python_node.py)
+"$PYB/bin/ruff" check "${py_lint[@]}"
+"$PYB/bin/ruff" format --check "${py_lint[@]}"
+(cd crates/tf_shm_py && env -u PYTHONPATH -u VIRTUAL_ENV -u AMENT_PREFIX_PATH \
+  "$PYB/bin/python" -m pytest -q tests)
 export PYTHONPATH="$PWD/target/py-site${PYTHONPATH:+:$PYTHONPATH}"
 
 step "ROS tests (tf2_msgs type hash, PR2 end to end through DDS, Python consumers) in a loopback-only netns"

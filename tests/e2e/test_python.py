@@ -207,3 +207,123 @@ def test_debian_tf2_py_classes_and_messages_are_used(tf_shm_package):
         "ExtrapolationException",
         "TransformException",
     ]
+
+
+@pytest.fixture
+def arena_buffer(tmp_path, monkeypatch, tf_shm_package):
+    """A test-only arena (map -> odom, yaw 90 degrees, 1 m along x) and a tf_shm.Buffer on it."""
+    import math
+
+    monkeypatch.setenv("TF_SHM_RUNTIME_DIR", str(tmp_path))
+    import tf_shm
+    from tf_shm._testing import Arena
+
+    arena = Arena(str(tmp_path))
+    s = math.sqrt(0.5)
+    for sec in (1, 2):
+        arena.set_transform(
+            "map", "odom", sec * 10**9, (1.0, 0.0, 0.0), (0.0, 0.0, s, s)
+        )
+    yield arena, tf_shm.Buffer(open_timeout=0)
+    arena.close()
+
+
+def test_transform_of_geometry_msgs_types(arena_buffer):
+    """Buffer.transform gives what tf2_geometry_msgs gives: T_map_odom = 1 m along x, yaw 90°."""
+    from geometry_msgs.msg import (
+        PointStamped,
+        PoseStamped,
+        TransformStamped,
+        Vector3Stamped,
+    )
+    from rclpy.time import Time
+
+    _, buffer = arena_buffer
+    stamp = Time(seconds=1.5).to_msg()
+
+    p = PointStamped()
+    p.header.frame_id, p.header.stamp = "odom", stamp
+    p.point.x, p.point.y, p.point.z = 1.0, 2.0, 3.0
+    out = buffer.transform(p, "map")
+    assert type(out) is PointStamped
+    assert (out.header.frame_id, out.header.stamp) == ("map", stamp)
+    assert [out.point.x, out.point.y, out.point.z] == pytest.approx(
+        [-1.0, 1.0, 3.0], abs=1e-12
+    )
+
+    v = Vector3Stamped()
+    v.header.frame_id, v.header.stamp = "odom", stamp
+    v.vector.x = 1.0
+    out = buffer.transform(v, "map", timeout=Duration_ns(10**8))
+    assert [out.vector.x, out.vector.y, out.vector.z] == pytest.approx(
+        [0.0, 1.0, 0.0], abs=1e-12
+    )
+
+    q = PoseStamped()
+    q.header.frame_id, q.header.stamp = "odom", stamp
+    q.pose.position.x = 1.0
+    q.pose.orientation.w = 1.0
+    out = buffer.transform(q, "map")
+    o = out.pose.orientation
+    assert [out.pose.position.x, out.pose.position.y] == pytest.approx(
+        [1.0, 1.0], abs=1e-12
+    )
+    assert [o.x, o.y, o.z, o.w] == pytest.approx(
+        [0.0, 0.0, 0.5**0.5, 0.5**0.5], abs=1e-12
+    )
+
+    t = TransformStamped()
+    t.header.frame_id, t.header.stamp, t.child_frame_id = "odom", stamp, "tool"
+    t.transform.translation.y = 1.0
+    t.transform.rotation.w = 1.0
+    out = buffer.transform(t, "map")
+    assert (out.header.frame_id, out.child_frame_id) == ("map", "tool")
+    tr = out.transform.translation
+    assert [tr.x, tr.y, tr.z] == pytest.approx([0.0, 0.0, 0.0], abs=1e-12)
+
+
+def Duration_ns(ns):
+    from rclpy.duration import Duration
+
+    return Duration(nanoseconds=ns)
+
+
+def test_rclpy_futures(arena_buffer):
+    """wait_for_transform_async gives an rclpy Future; lookup_transform_async is awaitable in
+    an rclpy executor; both complete when the data arrives."""
+    if [n for _, n in __import__("socket").if_nameindex()] != ["lo"]:
+        pytest.skip(
+            "rclpy runs only in a loopback-only network namespace (scripts/test.sh's)"
+        )
+    import threading
+
+    import rclpy
+    import tf_shm
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.task import Future
+
+    arena, _ = arena_buffer
+    rclpy.init()
+    try:
+        node = rclpy.create_node("tf_shm_futures")
+        buffer = tf_shm.Buffer(node=node, open_timeout=0)
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        fut = buffer.wait_for_transform_async("map", "cam", 0)
+        assert isinstance(fut, Future) and not fut.done()
+        task = executor.create_task(buffer.lookup_transform_async("map", "cam", 0))
+        timer = threading.Timer(
+            0.3,
+            lambda: arena.set_transform(
+                "odom", "cam", 0, (0, 0, 1.0), (0, 0, 0, 1.0), "t", True
+            ),
+        )
+        timer.start()
+        executor.spin_until_future_complete(task, timeout_sec=10)
+        timer.join()
+        assert task.done(), "lookup_transform_async did not complete"
+        assert task.result().transform.translation.z == pytest.approx(1.0)
+        executor.spin_until_future_complete(fut, timeout_sec=10)
+        assert fut.result().child_frame_id == "cam"
+    finally:
+        rclpy.try_shutdown()

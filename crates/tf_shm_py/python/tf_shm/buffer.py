@@ -67,6 +67,7 @@ class Buffer:
         if cache_time is not None:
             self._native.check_cache_time(_native.to_ns(cache_time))
         self._node = node
+        self._guard: Any = None
         # The hot-loop lookup is the native method itself: no Python frame in between.
         self.lookup_transform_tuple = self._native.lookup_pair
 
@@ -168,7 +169,8 @@ class Buffer:
         """A future that completes with :meth:`lookup_transform`'s result once the transform
         is available (an ``rclpy.task.Future`` where rclpy is importable, else a
         ``concurrent.futures.Future``). Waits on a daemon thread with the GIL released;
-        cancelling the future ends the wait."""
+        cancelling the future ends the wait. A coroutine awaiting it in an rclpy executor is
+        resumed through a guard condition of the Buffer's ``node`` (give one)."""
         return self._future(
             lambda w: self._native.can_transform(target_frame, source_frame, time, w)[0],
             lambda: self.lookup_transform(target_frame, source_frame, time),
@@ -210,6 +212,7 @@ class Buffer:
         )
 
     def _future(self, ready: Any, result: Any) -> Any:
+        wake = self._waker()
         try:
             from rclpy.task import Future
 
@@ -230,12 +233,26 @@ class Buffer:
             except BaseException as e:  # noqa: BLE001 - handed to the future's owner
                 if not fut.done():
                     fut.set_exception(e)
+            wake()
 
         if ready(0):
             fut.set_result(result())
         else:
             threading.Thread(target=run, name="tf_shm-wait", daemon=True).start()
         return fut
+
+    def _waker(self) -> Any:
+        """What wakes the node's executor after a future completed on the waiting thread.
+
+        rclpy resumes a task awaiting a future only when its executor wakes up; tf2_ros's
+        futures complete inside the listener's callbacks, ours on a thread of their own, so
+        they trigger a guard condition of the ``node`` given to the Buffer. Without a node,
+        ``spin_until_future_complete(future)`` still wakes (it waits on the future itself)."""
+        if self._node is None or not hasattr(self._node, "create_guard_condition"):
+            return lambda: None
+        if self._guard is None:
+            self._guard = self._node.create_guard_condition(lambda: None)
+        return self._guard.trigger
 
     # -- transforming messages -------------------------------------------------------------
 
