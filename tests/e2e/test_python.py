@@ -42,16 +42,21 @@ def tf_shm_package():
     )
 
 
-def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):  # noqa: F811
-    bridge = run.bridge()
+def pr2_through_bridge(world):
+    """Bridge and PR2 publisher running, the tree complete: (publisher, newest common stamp, s)."""
+    bridge = world.bridge()
     wait_for(
         "the bridge's arena",
-        lambda: run.check_alive(bridge) or tree(run) is not None,
+        lambda: world.check_alive(bridge) or tree(world) is not None,
         20,
-        run,
+        world,
     )
-    pub = run.publisher()
-    t0 = newest_common(wait_complete(run, [bridge, pub]))
+    pub = world.publisher()
+    return pub, newest_common(wait_complete(world, [bridge, pub]))
+
+
+def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):  # noqa: F811
+    pub, t0 = pr2_through_bridge(run)
 
     def two_seconds_on():
         t = newest_common(tree(run))
@@ -105,15 +110,7 @@ def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):  # noqa
 
 
 def test_example_listener_runs_against_the_bridge(run, tf_shm_package):  # noqa: F811
-    bridge = run.bridge()
-    wait_for(
-        "the bridge's arena",
-        lambda: run.check_alive(bridge) or tree(run) is not None,
-        20,
-        run,
-    )
-    pub = run.publisher()
-    wait_complete(run, [bridge, pub])
+    pr2_through_bridge(run)
     ex = run.start(
         "example",
         [sys.executable, str(ROOT / "examples" / "python" / "tf_shm_listener.py")],
