@@ -12,7 +12,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
 use tf_shm::{Buffer, FramePair, Open, Transform, TransformError};
 
-use crate::errors::{base_error, transform_error, OpenError};
+use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
 #[allow(unused_imports)] // the stand-ins' trait; see wait.rs
 use crate::wait::Waits;
@@ -279,7 +279,8 @@ impl NativeBuffer {
         }))
     }
 
-    /// tf2's `getLatestCommonTime`, ns; raises the base `TransformException` as tf2_py does.
+    /// tf2's `getLatestCommonTime`, ns; raises what tf2_py raises (see
+    /// [`latest_common_time_error`]).
     fn get_latest_common_time(
         &self,
         py: Python<'_>,
@@ -288,7 +289,7 @@ impl NativeBuffer {
     ) -> PyResult<i64> {
         self.inner
             .get_latest_common_time(&target_frame, &source_frame)
-            .map_err(|e| base_error(py, e))
+            .map_err(|e| latest_common_time_error(py, e))
     }
 
     /// tf2's `allFramesAsString()`.

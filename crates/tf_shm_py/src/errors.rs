@@ -96,7 +96,24 @@ pub fn transform_error(py: Python<'_>, e: TransformError) -> PyErr {
     }
 }
 
-/// What tf2_py's `get_latest_common_time` raises for any failure: the base class with the text.
+/// The base `TransformException` with `e`'s text.
 pub fn base_error(py: Python<'_>, e: TransformError) -> PyErr {
     raise(py, |c| &c.base, e.to_string())
+}
+
+/// What tf2_py's `get_latest_common_time` raises: its frame checks (`validateFrameId`, through
+/// tf2_py's exception wrapper) raise their own classes — `InvalidArgumentException` for empty or
+/// '/'-prefixed names, `LookupException` for unknown ones — and any failure of the search itself
+/// (different trees, a loop) is the error code's text under the base `TransformException`.
+pub fn latest_common_time_error(py: Python<'_>, e: TransformError) -> PyErr {
+    let frame_check = match &e {
+        TransformError::InvalidArgument(_) => true,
+        TransformError::Lookup(text) => text.contains(" passed to get_latest_common_time "),
+        _ => false,
+    };
+    if frame_check {
+        transform_error(py, e)
+    } else {
+        base_error(py, e)
+    }
 }

@@ -150,8 +150,9 @@ class Buffer:
 
     def get_latest_common_time(self, target_frame: str, source_frame: str) -> Any:
         """tf2's latest common time of the two frames: an ``rclpy.time.Time`` where rclpy is
-        importable, else int ns. Raises ``TransformException`` (the base class, as tf2_py does)
-        with tf2's text when the frames are unknown or not connected."""
+        importable, else int ns. Raises as tf2_py does: ``InvalidArgumentException`` or
+        ``LookupException`` for a bad or unknown name, else the base ``TransformException``
+        with tf2's text (frames not connected, a loop)."""
         return _to_rclpy_time(self._native.get_latest_common_time(target_frame, source_frame))
 
     def all_frames_as_yaml(self) -> str:
