@@ -15,6 +15,8 @@
 #      the C++ rows: tf_shm.hpp over the C ABI of crates/tf_shm_c against tf2 BufferCore),
 #   4. bridge ingest and DDS -> visible latency (scripts/latency.sh),
 #   5. fan-out: per-process r2r listeners vs tf_shm_bridge + tf_shm consumers (scripts/fanout.sh),
+#   6. Python: per-lookup cost of tf_shm.Buffer vs tf2_py (crates/tf_shm_py/bench/lookup.py) and
+#      the fan-out with Python consumers (scripts/fanout.sh --arms "PA PB"),
 # and assemble the report. Nothing here asserts on timings. Steps 4 and 5 run ROS 2 (the
 # environment of scripts/ros-env.sh) in a loopback-only network namespace, so they need root;
 # without root they are skipped and the report says so. They build the bridge with the
@@ -131,6 +133,29 @@ else
     echo "not root: skipping scripts/latency.sh and scripts/fanout.sh (network namespace)" >&2
 fi
 
+# ---- 6. Python ----
+echo "Python: wheel, lookups (tf_shm.Buffer vs tf2_py), fan-out with Python consumers …" >&2
+pylookup_result=failed pyfanout_result=skipped
+if ros_steps scripts/py-wheel.sh >/dev/null; then
+    if PYTHONPATH="$root/target/py-site" /usr/bin/python3 crates/tf_shm_py/bench/lookup.py \
+            --env "Debian python3, ROS 1 messages" >"$work/pylookup.jsonl" &&
+        (eval "$(scripts/ros-env.sh env)" &&
+            PYTHONPATH="$root/target/py-site:$PYTHONPATH" python3 crates/tf_shm_py/bench/lookup.py \
+                --no-tf2 --env "ROS 2 env, rosidl messages") >>"$work/pylookup.jsonl"; then
+        pylookup_result=ok
+    fi
+    if [ "$(id -u)" = 0 ]; then
+        if PYTHONPATH="$root/target/py-site" ros_steps scripts/fanout.sh --arms "PA PB" \
+            --window "$fanout_window" --warmup "$fanout_warmup" \
+            >"$work/pyfanout.jsonl" 2>"$work/pyfanout.err"; then
+            pyfanout_result=ok
+        else
+            pyfanout_result=failed
+            tail -5 "$work/pyfanout.err" >&2
+        fi
+    fi
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 t_end=$(date +%s)
 
@@ -174,6 +199,10 @@ cores=$(nproc)
     echo "target/bench/release/tf_shm_bench ${cmp_args[*]}"
     echo "scripts/latency.sh                                     # as root; builds in target/"
     echo "scripts/fanout.sh --window $fanout_window --warmup $fanout_warmup              # as root; builds in target/"
+    echo "scripts/py-wheel.sh                                    # the tf_shm wheel -> target/py-site"
+    echo "PYTHONPATH=target/py-site /usr/bin/python3 crates/tf_shm_py/bench/lookup.py"
+    echo "PYTHONPATH=target/py-site:\$PYTHONPATH python3 crates/tf_shm_py/bench/lookup.py --no-tf2   # ROS env"
+    echo "PYTHONPATH=target/py-site scripts/fanout.sh --arms \"PA PB\" --window $fanout_window --warmup $fanout_warmup"
     echo '```'
     echo
     echo "## tf_shm alone (criterion, issue 2 item 7)"
@@ -258,6 +287,54 @@ PY
     else
         echo "**Not measured in this run** ($fanout_result: \`scripts/fanout.sh\` needs root for its"
         echo "loopback-only network namespace). No numbers are given, and none are estimated."
+    fi
+    echo
+    echo "## Python: tf_shm.Buffer against tf2_ros's Python stack (issue 14)"
+    echo
+    if [ "$pylookup_result" = ok ]; then
+        echo "\`crates/tf_shm_py/bench/lookup.py\`: a depth-3 chain of dynamic links (100 Hz over 10 s each,"
+        echo "identical samples in every arm); \`T_c0_c3\` at 1024 cycled off-grid times (*interpolated*)"
+        echo "and at time 0. Median ns of thread CPU time per call (alternating rounds), including the"
+        echo "Python loop (~40–60 ns). *tf2_py*: \`tf2_py.BufferCore.lookup_transform_core\` (Debian's"
+        echo "python3-tf2, the C++ BufferCore under tf2_ros's Python Buffer), returning its"
+        echo "TransformStamped; *message*: \`tf_shm.Buffer.lookup_transform\` returning a TransformStamped;"
+        echo "*tuple*: \`Buffer.lookup_transform_tuple\`. Every answer was checked against tf2_py's first"
+        echo "(1e-9, rotations up to sign). tf2_py exists here only for Debian's Python (ROS 1 genpy"
+        echo "messages); in the ROS 2 environment (rosidl messages) the ratio is against that same tf2_py."
+        echo
+        python3 - "$work/pylookup.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+ref = {r["query"]: r["ns"] for r in rows if r["arm"] == "tf2_py"}
+print("| Python | arm | returns | interpolated, ns | × faster than tf2_py | time 0, ns | × faster than tf2_py |")
+print("|---|---|---|---:|---:|---:|---:|")
+for env in dict.fromkeys(r["env"] for r in rows):
+    for arm in ("tf2_py", "message", "tuple"):
+        by = {r["query"]: r for r in rows if r["env"] == env and r["arm"] == arm}
+        if not by:
+            continue
+        cells = []
+        for q in ("interpolated", "time 0"):
+            cells += [f"{by[q]['ns']:.0f}", f"**{ref[q] / by[q]['ns']:.1f}**" if arm != "tf2_py" else "1"]
+        print(f"| {env} | {arm} | {by['interpolated']['result']} | " + " | ".join(cells) + " |")
+PY
+    else
+        echo "**Not measured in this run** (the wheel build or the lookup script failed)."
+    fi
+    echo
+    if [ "$pyfanout_result" = ok ]; then
+        echo "Fan-out with Python consumers (\`scripts/fanout.sh --arms \"PA PB\"\`): same source, tree, pairs,"
+        echo "rate, warm-up and window as the fan-out above. **PA**: N rclpy nodes, each tf2_ros's Python"
+        echo "\`TransformListener\` written out (tf2_ros's Python package is not installable here): /tf and"
+        echo "/tf_static subscriptions with its QoS, a callback looping over each message's transforms in"
+        echo "Python and handing each to tf2_py's C++ \`BufferCore.set_transform\` (Debian's python3-tf2,"
+        echo "each transform converted to the ROS 1 message it takes), lookups with"
+        echo "\`lookup_transform_core\`. **PB**: one \`tf_shm_bridge\` and N Python processes calling"
+        echo "\`tf_shm.Buffer.lookup_transform\` (rosidl TransformStamped results)."
+        echo
+        scripts/fanout.sh --table <"$work/pyfanout.jsonl"
+    else
+        echo "Fan-out with Python consumers: **not measured in this run** ($pyfanout_result)."
     fi
     echo
     echo "## Analysis (hand-written; kept across re-runs)"

@@ -6,6 +6,11 @@
 #   A  "per-process listeners" (what tf2_ros does): N examples/fanout_listener.rs, each an r2r node
 #      subscribing /tf and /tf_static into its own private buffer;
 #   B  one tf_shm_bridge + N examples/fanout_consumer.rs reading the shared arena (no ROS).
+# With --arms "PA PB", the same for Python consumers (crates/tf_shm_py/bench/):
+#   PA N rclpy nodes, each tf2_ros's Python listener written out (its callback hands every
+#      transform to tf2_py's C++ BufferCore; Debian's python3-tf2) and lookup_transform_core;
+#   PB one tf_shm_bridge + N Python processes using tf_shm.Buffer.lookup_transform (the tf_shm
+#      package on PYTHONPATH, e.g. target/py-site as scripts/bench.sh installs it).
 #
 # Both: examples/fanout_publisher.rs (an r2r node, as a C++ robot_state_publisher would be: 50
 # dynamic frames in one TFMessage per 10 ms tick, 4 statics) and every consumer looking up the
@@ -14,7 +19,8 @@
 # total PSS (/proc/<pid>/smaps_rollup at window end) of every process of the arm, publisher
 # included.
 #
-#   scripts/fanout.sh [--window S] [--warmup S] [--ns "1 2 4 8"]   # defaults 30, 5, "1 2 4 8"
+#   scripts/fanout.sh [--window S] [--warmup S] [--ns "1 2 4 8"] [--arms "A B"]
+#                                       # defaults 30, 5, "1 2 4 8", "A B" ("PA PB": Python)
 #   scripts/fanout.sh --table < results.jsonl                      # Markdown table only
 #
 # Stdout: one JSON line per (N, arm); stderr: progress, then the Markdown table.
@@ -32,14 +38,16 @@ ns = sorted({r["n"] for r in rows})
 mib = lambda k: f"{k / 1024:.1f}"
 print("| N | arm | CPU, % of one core | publisher | bridge | consumers | PSS, MiB | publisher | bridge | consumers | lookups ok / failed after warm-up |")
 print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+labels = (("A", "A: N r2r listeners"), ("B", "B: bridge + N tf_shm"),
+          ("PA", "PA: N rclpy listeners (tf2_py)"), ("PB", "PB: bridge + N Python tf_shm"))
 for n in ns:
-    for arm, label in (("A", "A: N r2r listeners"), ("B", "B: bridge + N tf_shm")):
+    for arm, label in labels:
         r = by.get((n, arm))
         if r is None:
             continue
         c, p = r["cpu_pct"], r["pss_kib_by_role"]
-        bridge_c = f"{c['bridge']:.1f}" if arm == "B" else "—"
-        bridge_p = mib(p["bridge"]) if arm == "B" else "—"
+        bridge_c = f"{c['bridge']:.1f}" if arm in ("B", "PB") else "—"
+        bridge_p = mib(p["bridge"]) if arm in ("B", "PB") else "—"
         print(f"| {n} | {label} | **{c['total']:.1f}** | {c['publisher']:.1f} | {bridge_c} | "
               f"{c['consumers']:.1f} | **{mib(r['pss_kib'])}** | {mib(p['publisher'])} | {bridge_p} | "
               f"{mib(p['consumers'])} | {r['lookups_ok']} / {r['lookups_err']} |")
@@ -53,28 +61,29 @@ if lost:
     print()
     print("**Processes died during the window** in: " + ", ".join(lost) + ".")
 print()
-print("| N | CPU B/A | PSS B/A | consumers only: CPU B/A | consumers only: PSS B/A |")
-print("|---:|---:|---:|---:|---:|")
-for n in ns:
-    a, b = by.get((n, "A")), by.get((n, "B"))
+print("| N | arms | CPU B/A | PSS B/A | consumers only: CPU B/A | consumers only: PSS B/A |")
+print("|---:|---|---:|---:|---:|---:|")
+for n, (x, y) in ((n, xy) for xy in (("A", "B"), ("PA", "PB")) for n in ns):
+    a, b = by.get((n, x)), by.get((n, y))
     if a and b:
         ca, cb = a["cpu_pct"], b["cpu_pct"]
         pa, pb = a["pss_kib_by_role"], b["pss_kib_by_role"]
-        print(f"| {n} | {cb['total'] / ca['total']:.2f} | {b['pss_kib'] / a['pss_kib']:.2f} | "
+        print(f"| {n} | {y}/{x} | {cb['total'] / ca['total']:.2f} | {b['pss_kib'] / a['pss_kib']:.2f} | "
               f"{cb['consumers'] / ca['consumers']:.3f} | {pb['consumers'] / pa['consumers']:.3f} |")
 PY
 )"
 }
 
-window=30 warmup=5 ns="1 2 4 8" inner=0
+window=30 warmup=5 ns="1 2 4 8" arms="A B" inner=0
 while (($#)); do
   case $1 in
     --in-netns) inner=1; shift ;;
     --window) window=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --ns) ns=$2; shift 2 ;;
+    --arms) arms=$2; shift 2 ;;
     --table) table; exit ;;
-    *) echo "usage: $0 [--window S] [--warmup S] [--ns \"1 2 4 8\"] | --table < results.jsonl" >&2; exit 2 ;;
+    *) echo "usage: $0 [--window S] [--warmup S] [--ns \"1 2 4 8\"] [--arms \"A B\"] | --table < results.jsonl" >&2; exit 2 ;;
   esac
 done
 
@@ -85,7 +94,8 @@ if ((!inner)); then
     --example fanout_publisher --example fanout_listener --example fanout_consumer) >&2
   results=$(mktemp)
   trap 'rm -f "$results"' EXIT
-  unshare -n "$0" --in-netns --window "$window" --warmup "$warmup" --ns "$ns" | tee "$results"
+  unshare -n "$0" --in-netns --window "$window" --warmup "$warmup" --ns "$ns" --arms "$arms" |
+    tee "$results"
   table <"$results" >&2
   exit
 fi
@@ -116,7 +126,7 @@ run() { # n arm
   local -A roles=()
   pids=()
   "$bin/examples/fanout_publisher" & pids+=($!); roles[$!]=publisher
-  if [[ $arm == B ]]; then
+  if [[ $arm == B || $arm == PB ]]; then
     "$bin/tf_shm_bridge" --log-level warn 2>"$logs/bridge.log" & pids+=($!); roles[$!]=bridge
   fi
   local consumers=()
@@ -124,6 +134,12 @@ run() { # n arm
     if [[ $arm == A ]]; then
       "$bin/examples/fanout_listener" --pairs "$pairs" --secs "$secs" --skip "$warmup" \
         --name "listener_$i" 2>"$logs/c$i.log" &
+    elif [[ $arm == PA ]]; then
+      python3 "$root/crates/tf_shm_py/bench/fanout_listener.py" --pairs "$pairs" --secs "$secs" \
+        --skip "$warmup" --name "listener_$i" 2>"$logs/c$i.log" &
+    elif [[ $arm == PB ]]; then
+      python3 "$root/crates/tf_shm_py/bench/fanout_consumer.py" --pairs "$pairs" --secs "$secs" \
+        --skip "$warmup" 2>"$logs/c$i.log" &
     else
       "$bin/examples/fanout_consumer" --pairs "$pairs" --secs "$secs" --skip "$warmup" \
         2>"$logs/c$i.log" &
@@ -183,7 +199,7 @@ PY
 }
 
 for n in $ns; do
-  for arm in A B; do
+  for arm in $arms; do
     echo "fanout: N=$n arm $arm (${warmup} s warm-up, ${window} s window) …" >&2
     run "$n" "$arm"
   done

@@ -44,5 +44,16 @@ step "loom model of the ring protocol (preemption bound 2; crates/tf_shm/src/rin
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test -p tf_shm --release --lib ring::loom_model
 
-step "ROS tests (tf2_msgs type hash, PR2 end to end through DDS) in a loopback-only netns"
+step "Python package tf_shm: wheel built from this tree with pip (maturin backend), ruff, pytest without ROS"
+# The suite runs in a plain venv of Debian's Python: no rclpy, geometry_msgs or tf2_py, so the
+# package's own result type and exception classes are tested here; the ROS suite has the rest.
+PYB=$(scripts/py-wheel.sh)
+py_lint=(crates/tf_shm_py examples/python tests/e2e/test_python.py tests/e2e/python_node.py)
+"$PYB/bin/ruff" check "${py_lint[@]}"
+"$PYB/bin/ruff" format --check "${py_lint[@]}"
+(cd crates/tf_shm_py && env -u PYTHONPATH -u VIRTUAL_ENV -u AMENT_PREFIX_PATH \
+  "$PYB/bin/python" -m pytest -q tests)
+export PYTHONPATH="$PWD/target/py-site${PYTHONPATH:+:$PYTHONPATH}"
+
+step "ROS tests (tf2_msgs type hash, PR2 end to end through DDS, Python consumers) in a loopback-only netns"
 unshare -n bash -c 'ip link set lo up && exec python3 -m pytest -q tests/ros tests/e2e'

@@ -1,0 +1,323 @@
+//! `NativeBuffer`: `tf_shm::Buffer` for Python. Times arrive as Python objects and are read by
+//! [`crate::time::ns`]; answers leave as plain tuples, which the Python half turns into
+//! messages.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyString;
+use tf_shm::{Buffer, FramePair, Open, Transform, TransformError};
+
+use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
+use crate::time;
+#[allow(unused_imports)] // the stand-ins' trait; see wait.rs
+use crate::wait::Waits;
+
+/// A lookup's answer: stamp (ns), translation x, y, z (m), rotation x, y, z, w.
+pub type Flat = (i64, f64, f64, f64, f64, f64, f64, f64);
+
+/// Frame pairs kept for the hot-loop lookup; past this many the cache starts over, so a
+/// caller cycling through unbounded names cannot grow it without limit.
+const MAX_PAIRS: usize = 4096;
+
+fn flat(stamp: i64, t: &Transform) -> Flat {
+    let [x, y, z] = t.translation;
+    let [qx, qy, qz, qw] = t.rotation;
+    (stamp, x, y, z, qx, qy, qz, qw)
+}
+
+/// ns → a wait's `Duration`; zero or negative means "do not wait", as tf2_ros's `Duration()`.
+fn wait_for(timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Duration>> {
+    match timeout {
+        None => Ok(None),
+        Some(t) if t.is_none() => Ok(None),
+        Some(t) => {
+            let ns = time::ns(t)?;
+            Ok((ns > 0).then(|| Duration::from_nanos(ns as u64)))
+        }
+    }
+}
+
+fn verdict(r: Result<(), TransformError>) -> (bool, String) {
+    match r {
+        Ok(()) => (true, String::new()),
+        Err(e) => (false, e.to_string()),
+    }
+}
+
+/// A cached frame pair, found again by its Python names: their (cached) str hashes pick the
+/// bucket, identity or equality of the str objects picks the entry, so a hit costs no UTF-8
+/// conversion and no string hashing.
+struct PairEntry {
+    target: Py<PyString>,
+    source: Py<PyString>,
+    pair: FramePair,
+}
+
+fn same(a: &Py<PyString>, b: &Bound<'_, PyString>) -> PyResult<bool> {
+    if a.is(b) {
+        return Ok(true);
+    }
+    a.bind(b.py()).as_any().eq(b)
+}
+
+/// Cached pairs by (target hash, source hash), and how many there are.
+type PairCache = (usize, HashMap<(isize, isize), Vec<PairEntry>>);
+
+/// A read-only handle on the arena of one domain (see `tf_shm.Buffer`).
+#[pyclass(frozen, module = "tf_shm._native")]
+pub struct NativeBuffer {
+    inner: Buffer,
+    pairs: Mutex<PairCache>,
+}
+
+#[pymethods]
+impl NativeBuffer {
+    /// Opens the arena of `domain` (default `$ROS_DOMAIN_ID`, else 0) named `name` (default
+    /// the bridge's default), waiting up to `open_timeout` (ns or a duration) for a bridge to
+    /// serve it, with the GIL released. Raises `OpenError` with the engine's text.
+    #[new]
+    #[pyo3(signature = (domain=None, name=None, open_timeout=None))]
+    fn new(
+        py: Python<'_>,
+        domain: Option<u32>,
+        name: Option<String>,
+        open_timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<NativeBuffer> {
+        let mut open = Open::new();
+        if let Some(d) = domain {
+            open = open.domain(d);
+        }
+        if let Some(n) = &name {
+            open = open.name(n);
+        }
+        let wait = wait_for(open_timeout)?;
+        let opened = py.detach(|| match wait {
+            Some(t) => open.await_open(t),
+            None => open.open(),
+        });
+        let inner = opened.map_err(|e| OpenError::new_err(e.to_string()))?;
+        Ok(NativeBuffer {
+            inner,
+            pairs: Mutex::new((0, HashMap::new())),
+        })
+    }
+
+    /// tf2's cache time of the arena, ns.
+    #[getter]
+    fn cache_time_ns(&self) -> i64 {
+        self.inner.view().cache_time_ns()
+    }
+
+    /// How many times the buffer followed the bridge to a new arena.
+    #[getter]
+    fn generation(&self) -> u64 {
+        self.inner.generation()
+    }
+
+    /// `T_target_source` at `time` as a flat tuple; waits up to `timeout` first (GIL released),
+    /// then raises the plain lookup's error, as tf2_ros's `lookup_transform` does.
+    #[pyo3(signature = (target_frame, source_frame, time, timeout=None))]
+    fn lookup_transform(
+        &self,
+        py: Python<'_>,
+        target_frame: PyBackedStr,
+        source_frame: PyBackedStr,
+        time: &Bound<'_, PyAny>,
+        timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Flat> {
+        let t = time::ns(time)?;
+        if let Some(w) = wait_for(timeout)? {
+            let _ = py.detach(|| {
+                self.inner
+                    .can_transform_timeout(&target_frame, &source_frame, t, w)
+            });
+        }
+        match self.inner.lookup_transform(&target_frame, &source_frame, t) {
+            Ok(r) => Ok(flat(r.stamp, &r.transform)),
+            Err(e) => Err(transform_error(py, e)),
+        }
+    }
+
+    /// The hot-loop lookup: as `lookup_transform` without a timeout, through a cached
+    /// `FramePair` per (target, source), so repeated calls skip the name resolution.
+    fn lookup_pair(
+        &self,
+        py: Python<'_>,
+        target_frame: &Bound<'_, PyString>,
+        source_frame: &Bound<'_, PyString>,
+        time: &Bound<'_, PyAny>,
+    ) -> PyResult<Flat> {
+        let t = time::ns(time)?;
+        let key = (target_frame.hash()?, source_frame.hash()?);
+        let mut guard = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
+        let (count, pairs) = &mut *guard;
+        let mut found = None;
+        if let Some(bucket) = pairs.get(&key) {
+            for (i, e) in bucket.iter().enumerate() {
+                if same(&e.target, target_frame)? && same(&e.source, source_frame)? {
+                    found = Some(i);
+                    break;
+                }
+            }
+        }
+        let index = match found {
+            Some(i) => i,
+            None => {
+                if *count >= MAX_PAIRS {
+                    pairs.clear();
+                    *count = 0;
+                }
+                let pair = FramePair::new(&target_frame.to_cow()?, &source_frame.to_cow()?);
+                let bucket = pairs.entry(key).or_default();
+                bucket.push(PairEntry {
+                    target: target_frame.clone().unbind(),
+                    source: source_frame.clone().unbind(),
+                    pair,
+                });
+                *count += 1;
+                bucket.len() - 1
+            }
+        };
+        let entry = &mut pairs.get_mut(&key).expect("bucket just found or made")[index];
+        match self.inner.lookup_pair(&mut entry.pair, t) {
+            Ok((stamp, tr)) => Ok(flat(stamp, &tr)),
+            Err(e) => Err(transform_error(py, e)),
+        }
+    }
+
+    /// tf2's two-time lookup as a flat tuple; waits up to `timeout` first (GIL released).
+    #[pyo3(signature = (target_frame, target_time, source_frame, source_time, fixed_frame, timeout=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn lookup_transform_full(
+        &self,
+        py: Python<'_>,
+        target_frame: PyBackedStr,
+        target_time: &Bound<'_, PyAny>,
+        source_frame: PyBackedStr,
+        source_time: &Bound<'_, PyAny>,
+        fixed_frame: PyBackedStr,
+        timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Flat> {
+        let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
+        let r = match wait_for(timeout)? {
+            Some(w) => py.detach(|| {
+                self.inner.lookup_transform_full_timeout(
+                    &target_frame,
+                    tt,
+                    &source_frame,
+                    st,
+                    &fixed_frame,
+                    w,
+                )
+            }),
+            None => {
+                self.inner
+                    .lookup_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+            }
+        };
+        match r {
+            Ok(r) => Ok(flat(r.stamp, &r.transform)),
+            Err(e) => Err(transform_error(py, e)),
+        }
+    }
+
+    /// tf2_py's `can_transform_core`: `(True, "")` or `(False, tf2's error text)`, after
+    /// waiting up to `timeout` (GIL released).
+    #[pyo3(signature = (target_frame, source_frame, time, timeout=None))]
+    fn can_transform(
+        &self,
+        py: Python<'_>,
+        target_frame: PyBackedStr,
+        source_frame: PyBackedStr,
+        time: &Bound<'_, PyAny>,
+        timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(bool, String)> {
+        let t = time::ns(time)?;
+        Ok(verdict(match wait_for(timeout)? {
+            Some(w) => py.detach(|| {
+                self.inner
+                    .can_transform_timeout(&target_frame, &source_frame, t, w)
+            }),
+            None => self.inner.can_transform(&target_frame, &source_frame, t),
+        }))
+    }
+
+    /// tf2_py's `can_transform_full_core`, after waiting up to `timeout` (GIL released).
+    #[pyo3(signature = (target_frame, target_time, source_frame, source_time, fixed_frame, timeout=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn can_transform_full(
+        &self,
+        py: Python<'_>,
+        target_frame: PyBackedStr,
+        target_time: &Bound<'_, PyAny>,
+        source_frame: PyBackedStr,
+        source_time: &Bound<'_, PyAny>,
+        fixed_frame: PyBackedStr,
+        timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(bool, String)> {
+        let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
+        Ok(verdict(match wait_for(timeout)? {
+            Some(w) => py.detach(|| {
+                self.inner.can_transform_full_timeout(
+                    &target_frame,
+                    tt,
+                    &source_frame,
+                    st,
+                    &fixed_frame,
+                    w,
+                )
+            }),
+            None => {
+                self.inner
+                    .can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+            }
+        }))
+    }
+
+    /// tf2's `getLatestCommonTime`, ns; raises what tf2_py raises (see
+    /// [`latest_common_time_error`]).
+    fn get_latest_common_time(
+        &self,
+        py: Python<'_>,
+        target_frame: PyBackedStr,
+        source_frame: PyBackedStr,
+    ) -> PyResult<i64> {
+        self.inner
+            .get_latest_common_time(&target_frame, &source_frame)
+            .map_err(|e| latest_common_time_error(py, e))
+    }
+
+    /// tf2's `allFramesAsString()`.
+    fn all_frames_as_string(&self, py: Python<'_>) -> PyResult<String> {
+        self.inner
+            .all_frames_as_string()
+            .map_err(|e| base_error(py, e.into()))
+    }
+
+    /// tf2's `allFramesAsYAML(now)`; `now` in ns (tf2_py passes 0).
+    #[pyo3(signature = (now=0))]
+    fn all_frames_as_yaml(&self, py: Python<'_>, now: i64) -> PyResult<String> {
+        self.inner
+            .all_frames_as_yaml(now)
+            .map_err(|e| base_error(py, e.into()))
+    }
+
+    /// Refuses a requested cache time longer than the arena keeps (ns).
+    fn check_cache_time(&self, requested_ns: i64) -> PyResult<()> {
+        let have = self.cache_time_ns();
+        if requested_ns > have {
+            return Err(PyValueError::new_err(format!(
+                "cache_time of {:.3} s asked for, but the arena keeps {:.3} s of history: set \
+                 the bridge's cache_time to at least that (the bridge owns the history)",
+                requested_ns as f64 / 1e9,
+                have as f64 / 1e9
+            )));
+        }
+        Ok(())
+    }
+}
