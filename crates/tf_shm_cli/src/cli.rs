@@ -143,6 +143,10 @@ pub struct TreeArgs {
     /// Render the tree to this SVG file with Graphviz `dot` (must be installed)
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Every column, however wide. Otherwise, on a terminal (or with $COLUMNS set), columns
+    /// are left out, last first, until the tree fits its width
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// `tf_shm monitor`.

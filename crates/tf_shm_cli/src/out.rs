@@ -100,6 +100,15 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// Characters in the widest line [`Table::render`] writes (colour codes not counted).
+    pub fn width(&self) -> usize {
+        self.render(&Painter::plain())
+            .lines()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The table as lines, headers in bold; trailing spaces trimmed.
     pub fn render(&self, p: &Painter) -> String {
         let n = self.headers.len();
@@ -144,6 +153,27 @@ impl Table {
         }
         out
     }
+}
+
+/// Columns the text output should fit in: `$COLUMNS` when set to a number, else the width of
+/// the terminal standard output writes to; `None` (no limit) when output goes to a file or a
+/// pipe.
+pub fn terminal_width() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(c);
+    }
+    let out = std::io::stdout();
+    if !out.is_terminal() {
+        return None;
+    }
+    rustix::termios::tcgetwinsize(&out)
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|&c| c > 0)
 }
 
 /// Seconds with `digits` decimals, e.g. `"1.500 s"`; `"-"` for `None`.
