@@ -43,7 +43,8 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DIR")]
     pub runtime_dir: Option<PathBuf>,
     /// Print machine-readable JSON instead of text (one JSON document per line for
-    /// repeating commands)
+    /// repeating commands; NaN and infinite numbers as the strings "NaN", "Infinity",
+    /// "-Infinity", never null)
     #[arg(long, global = true)]
     pub json: bool,
 }

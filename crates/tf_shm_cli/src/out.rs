@@ -198,6 +198,44 @@ pub fn ns_to_s(ns: i64) -> f64 {
     ns as f64 / 1e9
 }
 
+/// A number as the JSON output writes it: finite values as JSON numbers; NaN, +∞ and −∞ as
+/// the strings `"NaN"`, `"Infinity"` and `"-Infinity"` (the form of protobuf's JSON mapping and
+/// of JavaScript's names for them), where serde_json would write `null`, which scripts would
+/// take for a missing value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JsonNum(pub f64);
+
+impl serde::Serialize for JsonNum {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        if v.is_finite() {
+            s.serialize_f64(v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if v > 0.0 {
+            s.serialize_str("Infinity")
+        } else {
+            s.serialize_str("-Infinity")
+        }
+    }
+}
+
+/// `serialize_with` for a fixed-size array of numbers, each as [`JsonNum`].
+pub fn json_nums<S: serde::Serializer, const N: usize>(
+    v: &[f64; N],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|&x| JsonNum(x)))
+}
+
+/// `serialize_with` for a matrix of numbers, each as [`JsonNum`].
+pub fn json_matrix<S: serde::Serializer, const R: usize, const C: usize>(
+    m: &[[f64; C]; R],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(m.iter().map(|r| r.map(JsonNum).to_vec()))
+}
+
 /// Prints one JSON document on a line of its own.
 pub fn print_json<T: serde::Serialize>(v: &T) {
     match serde_json::to_string(v) {
@@ -224,6 +262,19 @@ mod tests {
             s,
             "frame      rate (Hz)  kind\nbase_link       50.0  dynamic\na             1000.0  static\n"
         );
+    }
+
+    #[test]
+    fn non_finite_numbers_are_named_in_json() {
+        let v = serde_json::to_string(&[
+            JsonNum(1.5),
+            JsonNum(f64::NAN),
+            JsonNum(f64::INFINITY),
+            JsonNum(f64::NEG_INFINITY),
+            JsonNum(-0.0),
+        ])
+        .unwrap();
+        assert_eq!(v, r#"[1.5,"NaN","Infinity","-Infinity",-0.0]"#);
     }
 
     #[test]
