@@ -69,8 +69,8 @@ pub enum Command {
     /// the publishers stamp with wall-clock time (as for tf2_monitor). Rates count the samples
     /// the bridge accepted while monitoring; gaps are measured to one poll period.
     Monitor(MonitorArgs),
-    /// Every participant slot of the arena (pid, name, mode, alive/dead), read from the lock
-    /// file, even when no bridge serves.
+    /// Every participant slot of the arena (pid, name, mode; alive, stuck or free again), read
+    /// from the lock file, even when no bridge serves.
     Participants,
     /// Health checks, each with a code, a one-line verdict and a hint; exit status 1 when a
     /// check fails (to gate a launch or CI).
@@ -175,6 +175,9 @@ pub struct DoctorArgs {
     /// A frame is stale when no sample came for this many of its periods
     #[arg(long, default_value_t = 10.0, value_name = "PERIODS", value_parser = positive_f64)]
     pub stale_periods: f64,
+    /// Warn when no transform arrived for this long while dynamic frames exist, s
+    #[arg(long, default_value_t = 5.0, value_name = "SEC", value_parser = positive_f64)]
+    pub no_data_after: f64,
     /// Window in which a parent change counts as recent, s [default: the arena's cache time]
     #[arg(long, value_name = "SEC", value_parser = positive_f64)]
     pub recent: Option<f64>,

@@ -244,7 +244,7 @@ fn participants_from_the_lock_file_with_and_without_an_owner() {
     assert!(ps
         .iter()
         .any(|p| p["name"] == "rviz_like" && p["alive"] == true && p["mode"] == "read-only"));
-    // The owner gone: the lock file still tells who was there, now dead.
+    // The owner gone: the lock file still tells who was there; their slots are free again.
     drop(consumer);
     drop(owner);
     let j = dir.run(&["--json", "participants"]).expect(0).json();
@@ -253,11 +253,15 @@ fn participants_from_the_lock_file_with_and_without_an_owner() {
     assert!(ps
         .iter()
         .any(|p| p["name"] == "rviz_like" && p["alive"] == false));
-    assert!(dir
-        .run(&["participants"])
-        .expect(0)
-        .stdout()
-        .contains("dead"));
+    assert!(ps
+        .iter()
+        .any(|p| p["name"] == "rviz_like" && p["state"] == "free"));
+    assert_eq!(ps[0]["state"], "gone");
+    let text = dir.run(&["participants"]).expect(0).stdout();
+    assert!(
+        text.contains("gone") && text.contains("no bridge serves") && text.contains("free"),
+        "{text}"
+    );
 }
 
 #[test]
