@@ -438,7 +438,7 @@ fn slots_check(rows: &[ParticipantRow]) -> Check {
         .map(label)
         .collect();
     let summary = format!(
-        "{} of {} participant slots alive, {} stuck; {} free again after their process ended          or detached (listed as free by `tf_shm participants`)",
+        "{} of {} participant slots alive, {} stuck; {} free again (process ended or detached)",
         count(SlotState::Alive),
         tf_shm::rendezvous::lockfile::SLOTS,
         stuck.len(),
@@ -449,7 +449,8 @@ fn slots_check(rows: &[ParticipantRow]) -> Check {
             "SLOTS",
             Verdict::Fail,
             format!("{summary}; stuck: {}", some(&stuck)),
-            "a stuck slot's lock is held although its recorded process is gone: a child process              inherited the lock file descriptor; stop it (see `tf_shm participants`)",
+            "a stuck slot's lock is held although its recorded process is gone: a child process \
+             inherited the lock file descriptor; stop it (see `tf_shm participants`)",
         );
     }
     if !earlier.is_empty() {
