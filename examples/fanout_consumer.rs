@@ -13,16 +13,27 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{arg, parse_pairs, Tally};
+use common::{parse_pairs, Tally};
+
+/// Fan-out benchmark, arm B: one consumer reading TF through tf_shm (no ROS), looking up the
+/// given frame pairs at time 0 at 100 Hz; prints one JSON line on stderr when done.
+#[derive(clap::Parser)]
+#[command(name = "fanout_consumer")]
+struct Args {
+    /// Frame pairs to look up: target:source,target:source,…
+    #[arg(long, default_value = "", value_name = "PAIRS")]
+    pairs: String,
+    /// Run for this long, s (also how long to wait for a bridge)
+    #[arg(long, default_value_t = 60.0, value_name = "S")]
+    secs: f64,
+    /// Count lookups only after this long, s
+    #[arg(long, default_value_t = 0.0, value_name = "S0")]
+    skip: f64,
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let secs: f64 = arg(&args, "--secs").map_or(Ok(60.0), |s| s.parse())?;
-    let skip: f64 = arg(&args, "--skip").map_or(Ok(0.0), |s| s.parse())?;
-    let mut pairs = parse_pairs(
-        &arg(&args, "--pairs").unwrap_or_default(),
-        "fanout_consumer",
-    );
+    let Args { pairs, secs, skip } = clap::Parser::parse();
+    let mut pairs = parse_pairs(&pairs, "fanout_consumer");
 
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(secs);

@@ -2,13 +2,6 @@
 
 use tf_shm::{FramePair, Transform, TransformError};
 
-/// Value of `--name VALUE` in `args`.
-pub fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
-
 /// `target:source,target:source,…` as frame pairs; exits 2 naming `who` on a malformed pair.
 pub fn parse_pairs(s: &str, who: &str) -> Vec<FramePair> {
     s.split(',')
