@@ -13,26 +13,22 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{parse_pairs, Tally};
+use common::{parse_pairs, Tally, Window};
 
 /// Fan-out benchmark, arm B: one consumer reading TF through tf_shm (no ROS), looking up the
-/// given frame pairs at time 0 at 100 Hz; prints one JSON line on stderr when done.
+/// given frame pairs at time 0 at 100 Hz; prints one JSON line on stderr when done. Waits up to
+/// --secs for a bridge.
 #[derive(clap::Parser)]
 #[command(name = "fanout_consumer")]
 struct Args {
-    /// Frame pairs to look up: target:source,target:source,…
-    #[arg(long, default_value = "", value_name = "PAIRS")]
-    pairs: String,
-    /// Run for this long, s (also how long to wait for a bridge)
-    #[arg(long, default_value_t = 60.0, value_name = "S")]
-    secs: f64,
-    /// Count lookups only after this long, s
-    #[arg(long, default_value_t = 0.0, value_name = "S0")]
-    skip: f64,
+    #[command(flatten)]
+    window: Window,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let Args { pairs, secs, skip } = clap::Parser::parse();
+    let Args {
+        window: Window { pairs, secs, skip },
+    } = clap::Parser::parse();
     let mut pairs = parse_pairs(&pairs, "fanout_consumer");
 
     let start = Instant::now();

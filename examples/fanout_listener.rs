@@ -25,7 +25,7 @@ use r2r::QosProfile;
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, ArenaWriter, WriteStatus};
 
-use common::{parse_pairs, Tally};
+use common::{parse_pairs, Tally, Window};
 
 /// What tf2_ros's C++ `TransformListener` passes as authority.
 const AUTHORITY: &str = "Authority undetectable";
@@ -66,15 +66,8 @@ fn ingest(writer: &mut ArenaWriter, msg: &TFMessage, is_static: bool, c: &mut Co
 #[derive(clap::Parser)]
 #[command(name = "fanout_listener")]
 struct Args {
-    /// Frame pairs to look up: target:source,target:source,…
-    #[arg(long, default_value = "", value_name = "PAIRS")]
-    pairs: String,
-    /// Run for this long, s
-    #[arg(long, default_value_t = 60.0, value_name = "S")]
-    secs: f64,
-    /// Count lookups only after this long, s
-    #[arg(long, default_value_t = 0.0, value_name = "S0")]
-    skip: f64,
+    #[command(flatten)]
+    window: Window,
     /// ROS node name [default: fanout_listener_<pid>]
     #[arg(long, value_name = "NODE")]
     name: Option<String>,
@@ -85,11 +78,12 @@ struct Args {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Args = clap::Parser::parse();
-    let (secs, skip, budget_mb) = (args.secs, args.skip, args.budget_mb);
+    let Window { pairs, secs, skip } = args.window;
+    let budget_mb = args.budget_mb;
     let name = args
         .name
         .unwrap_or_else(|| format!("fanout_listener_{}", std::process::id()));
-    let mut pairs = parse_pairs(&args.pairs, "fanout_listener");
+    let mut pairs = parse_pairs(&pairs, "fanout_listener");
 
     let ctx = r2r::Context::create()?;
     let mut node = r2r::Node::create(ctx, &name, "")?;

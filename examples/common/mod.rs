@@ -2,6 +2,20 @@
 
 use tf_shm::{FramePair, Transform, TransformError};
 
+/// The options both fan-out arms take: what to look up, for how long, and what to count.
+#[derive(clap::Args)]
+pub struct Window {
+    /// Frame pairs to look up: target:source,target:source,…
+    #[arg(long, default_value = "", value_name = "PAIRS")]
+    pub pairs: String,
+    /// Run for this long, s
+    #[arg(long, default_value_t = 60.0, value_name = "S")]
+    pub secs: f64,
+    /// Count lookups only after this long, s
+    #[arg(long, default_value_t = 0.0, value_name = "S0")]
+    pub skip: f64,
+}
+
 /// `target:source,target:source,…` as frame pairs; exits 2 naming `who` on a malformed pair.
 pub fn parse_pairs(s: &str, who: &str) -> Vec<FramePair> {
     s.split(',')
