@@ -27,7 +27,7 @@ done
 
 if ((!inner)); then
   [[ $EUID == 0 ]] || { echo "demo.sh: needs root for the loopback-only network namespace" >&2; exit 1; }
-  "$root/scripts/ros-env.sh" setup
+  "$root/scripts/ros-env.sh" setup >&2
   eval "$("$root/scripts/ros-env.sh" env)"
   echo "demo: building (release) …" >&2
   (cd "$root" && cargo build -q --release -p tf_shm_bridge -p tf_shm_cli)
