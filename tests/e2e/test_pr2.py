@@ -402,6 +402,23 @@ class Demo:
         assert "demo: stopped" in self.err()
 
 
+def readme_tree_matches(env):
+    """README.md's `tf_shm tree` example is what the demo prints in 100 columns: its header, first
+    frames (kinds and rates are exact: the publisher's stamps step by 10 ms) and last line."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```text\n$ tf_shm tree\n", 1)[1].split("\n$ ", 1)[0].splitlines()
+    shown = [l for l in block if not l.startswith("…")]
+    r = subprocess.run([TF_SHM, "tree"], env=dict(env, COLUMNS="100"), capture_output=True, text=True,
+                       timeout=20)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert max(len(l) for l in lines) <= 100, r.stdout
+    assert lines[:len(shown) - 1] == shown[:-1] and lines[-1] == shown[-1], \
+        "README's tree example differs from the demo's:\n" + "\n".join(lines[:len(shown)] + lines[-1:])
+    total = re.search(r"\((\d+) frames in all\)", "\n".join(block))
+    assert total and int(total.group(1)) == len(lines) - 2, r.stdout
+
+
 def test_demo_serves_where_tf_shm_looks_and_stops_on_sigint(built):
     """A plain `tf_shm` (same environment) reads the demo's arena; a second demo, finding the
     arena taken, serves from a private directory and prints the export line to paste; SIGINT to
@@ -416,6 +433,7 @@ def test_demo_serves_where_tf_shm_looks_and_stops_on_sigint(built):
         r = subprocess.run([TF_SHM, "--json", "tree"], env=env, capture_output=True, text=True, timeout=20)
         assert r.returncode == 0, r.stderr
         assert len(json.loads(r.stdout)["frames"]) > 50
+        readme_tree_matches(env)
         second = Demo(env)
         try:
             line = second.paste_line()
