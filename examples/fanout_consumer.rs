@@ -13,16 +13,23 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{arg, parse_pairs, Tally};
+use common::{parse_pairs, Tally, Window};
+
+/// Fan-out benchmark, arm B: one consumer reading TF through tf_shm (no ROS), looking up the
+/// given frame pairs at time 0 at 100 Hz; prints one JSON line on stderr when done. Waits up to
+/// --secs for a bridge.
+#[derive(clap::Parser)]
+#[command(name = "fanout_consumer")]
+struct Args {
+    #[command(flatten)]
+    window: Window,
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let secs: f64 = arg(&args, "--secs").map_or(Ok(60.0), |s| s.parse())?;
-    let skip: f64 = arg(&args, "--skip").map_or(Ok(0.0), |s| s.parse())?;
-    let mut pairs = parse_pairs(
-        &arg(&args, "--pairs").unwrap_or_default(),
-        "fanout_consumer",
-    );
+    let Args {
+        window: Window { pairs, secs, skip },
+    } = clap::Parser::parse();
+    let mut pairs = parse_pairs(&pairs, "fanout_consumer");
 
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(secs);

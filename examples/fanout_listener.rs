@@ -25,7 +25,7 @@ use r2r::QosProfile;
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, ArenaWriter, WriteStatus};
 
-use common::{arg, parse_pairs, Tally};
+use common::{parse_pairs, Tally, Window};
 
 /// What tf2_ros's C++ `TransformListener` passes as authority.
 const AUTHORITY: &str = "Authority undetectable";
@@ -60,17 +60,30 @@ fn ingest(writer: &mut ArenaWriter, msg: &TFMessage, is_static: bool, c: &mut Co
     }
 }
 
+/// Fan-out benchmark, arm A: one r2r node as tf2_ros's listeners work (its own /tf and
+/// /tf_static subscriptions and private buffer), looking up the given frame pairs at time 0 at
+/// 100 Hz; prints one JSON line on stderr when done.
+#[derive(clap::Parser)]
+#[command(name = "fanout_listener")]
+struct Args {
+    #[command(flatten)]
+    window: Window,
+    /// ROS node name [default: fanout_listener_<pid>]
+    #[arg(long, value_name = "NODE")]
+    name: Option<String>,
+    /// Memory budget of the private buffer, MiB
+    #[arg(long, default_value_t = 16, value_name = "MB")]
+    budget_mb: usize,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let secs: f64 = arg(&args, "--secs").map_or(Ok(60.0), |s| s.parse())?;
-    let name =
-        arg(&args, "--name").unwrap_or_else(|| format!("fanout_listener_{}", std::process::id()));
-    let skip: f64 = arg(&args, "--skip").map_or(Ok(0.0), |s| s.parse())?;
-    let budget_mb: usize = arg(&args, "--budget-mb").map_or(Ok(16), |s| s.parse())?;
-    let mut pairs = parse_pairs(
-        &arg(&args, "--pairs").unwrap_or_default(),
-        "fanout_listener",
-    );
+    let args: Args = clap::Parser::parse();
+    let Window { pairs, secs, skip } = args.window;
+    let budget_mb = args.budget_mb;
+    let name = args
+        .name
+        .unwrap_or_else(|| format!("fanout_listener_{}", std::process::id()));
+    let mut pairs = parse_pairs(&pairs, "fanout_listener");
 
     let ctx = r2r::Context::create()?;
     let mut node = r2r::Node::create(ctx, &name, "")?;

@@ -75,12 +75,18 @@ fn wall_clock() -> Time {
     }
 }
 
+/// Fan-out benchmark, TF source of both arms: a 50-frame tree published from an r2r node as a
+/// C++ robot publishes it (/tf every tick, /tf_static once), until SIGINT/SIGTERM.
+#[derive(clap::Parser)]
+#[command(name = "fanout_publisher")]
+struct Args {
+    /// Ticks per second
+    #[arg(long, default_value_t = 100.0, value_name = "HZ")]
+    rate: f64,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let rate: f64 = match args.iter().position(|a| a == "--rate") {
-        Some(i) => args.get(i + 1).ok_or("--rate needs a value")?.parse()?,
-        None => 100.0,
-    };
+    let Args { rate } = clap::Parser::parse();
 
     let ctx = r2r::Context::create()?;
     let mut node = r2r::Node::create(ctx, "fanout_publisher", "")?;

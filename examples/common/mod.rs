@@ -2,11 +2,18 @@
 
 use tf_shm::{FramePair, Transform, TransformError};
 
-/// Value of `--name VALUE` in `args`.
-pub fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
+/// The options both fan-out arms take: what to look up, for how long, and what to count.
+#[derive(clap::Args)]
+pub struct Window {
+    /// Frame pairs to look up: target:source,target:source,…
+    #[arg(long, default_value = "", value_name = "PAIRS")]
+    pub pairs: String,
+    /// Run for this long, s
+    #[arg(long, default_value_t = 60.0, value_name = "S")]
+    pub secs: f64,
+    /// Count lookups only after this long, s
+    #[arg(long, default_value_t = 0.0, value_name = "S0")]
+    pub skip: f64,
 }
 
 /// `target:source,target:source,…` as frame pairs; exits 2 naming `who` on a malformed pair.

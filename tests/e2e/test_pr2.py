@@ -334,8 +334,122 @@ def test_latency_and_ingest(built, netns):
     assert lat["samples"] == 1500 and ingest["per_s_wall"] > 0
 
 
+def demo_env():
+    rt = Path(tempfile.mkdtemp(prefix="tfdemo-")) / "rt"
+    rt.mkdir(mode=0o700)
+    env = dict(os.environ, TF_SHM_RUNTIME_DIR=str(rt), ROS_DOMAIN_ID=str(random.randint(10, 100)),
+               NO_COLOR="1")
+    env.pop("XDG_RUNTIME_DIR", None)
+    return env
+
+
 def test_demo_prints_transforms(built):
     r = subprocess.run([str(ROOT / "scripts" / "demo.sh"), "--duration", "8"], capture_output=True,
-                       text=True, timeout=300)
+                       text=True, timeout=300, env=demo_env())
     assert r.returncode == 0, f"demo.sh exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     assert "r_gripper_tool_frame" in r.stdout and "Translation" in r.stdout, r.stdout[-3000:]
+
+
+class Demo:
+    """scripts/demo.sh running in a session of its own (its process group is the terminal's
+    foreground group a Ctrl-C would signal)."""
+
+    def __init__(self, env):
+        self.dir = Path(tempfile.mkdtemp(prefix="tfdemo-out-"))
+        self.err_path = self.dir / "stderr"
+        self.p = subprocess.Popen([str(ROOT / "scripts" / "demo.sh")], env=env, start_new_session=True,
+                                  stdout=open(self.dir / "stdout", "w"), stderr=open(self.err_path, "w"))
+
+    def err(self):
+        return self.err_path.read_text()
+
+    def paste_line(self, timeout=240):
+        """The demo's 'in another terminal' line, once it serves the PR2."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in self.err().splitlines():
+                if line.startswith("demo: in another terminal: "):
+                    return line
+            assert self.p.poll() is None, f"demo.sh exited {self.p.returncode}\n{self.err()}"
+            time.sleep(0.2)
+        pytest.fail(f"demo.sh did not get going\n{self.err()}")
+
+    def session(self):
+        """Pids of processes still in the demo's session."""
+        left = []
+        for d in Path("/proc").iterdir():
+            try:
+                stat = (d / "stat").read_text()
+            except (OSError, ValueError):
+                continue
+            if d.name.isdigit() and int(stat.rsplit(")", 1)[1].split()[3]) == self.p.pid:
+                left.append(int(d.name))
+        return left
+
+    def stop(self, signal_group):
+        if signal_group:
+            os.killpg(self.p.pid, signal.SIGINT)  # Ctrl-C: the whole foreground group
+        else:
+            os.kill(self.p.pid, signal.SIGINT)  # `kill -INT` of the script alone
+        try:
+            code = self.p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.p.pid, signal.SIGKILL)
+            pytest.fail(f"demo.sh still running 15 s after SIGINT\n{self.err()}")
+        assert code == 0, f"demo.sh exit {code}\n{self.err()}"
+        time.sleep(0.5)
+        assert self.session() == [], f"processes left behind: {self.session()}\n{self.err()}"
+        assert "demo: stopped" in self.err()
+
+
+def readme_tree_matches(env):
+    """README.md's `tf_shm tree` example is what the demo prints in 100 columns: its header, first
+    frames (kinds and rates are exact: the publisher's stamps step by 10 ms) and last line."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```text\n$ tf_shm tree\n", 1)[1].split("\n$ ", 1)[0].splitlines()
+    shown = [l for l in block if not l.startswith("…")]
+    r = subprocess.run([TF_SHM, "tree"], env=dict(env, COLUMNS="100"), capture_output=True, text=True,
+                       timeout=20)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert max(len(l) for l in lines) <= 100, r.stdout
+    assert lines[:len(shown) - 1] == shown[:-1] and lines[-1] == shown[-1], \
+        "README's tree example differs from the demo's:\n" + "\n".join(lines[:len(shown)] + lines[-1:])
+    total = re.search(r"\((\d+) frames in all\)", "\n".join(block))
+    assert total and int(total.group(1)) == len(lines) - 2, r.stdout
+
+
+def test_demo_serves_where_tf_shm_looks_and_stops_on_sigint(built):
+    """A plain `tf_shm` (same environment) reads the demo's arena; a second demo, finding the
+    arena taken, serves from a private directory and prints the export line to paste; SIGINT to
+    the whole group (Ctrl-C) or to the script alone ends every process of either."""
+    env = demo_env()
+    first = Demo(env)
+    try:
+        line = first.paste_line()
+        assert "export" not in line, line
+        cmd = line.split("demo: in another terminal: ", 1)[1].split("   ", 1)[0]
+        assert cmd == f"{TF_SHM} tree", line
+        r = subprocess.run([TF_SHM, "--json", "tree"], env=env, capture_output=True, text=True, timeout=20)
+        assert r.returncode == 0, r.stderr
+        assert len(json.loads(r.stdout)["frames"]) > 50
+        readme_tree_matches(env)
+        second = Demo(env)
+        try:
+            line = second.paste_line()
+            m = re.search(r"export TF_SHM_RUNTIME_DIR=(\S+); ", line)
+            assert m, line
+            private = dict(env, TF_SHM_RUNTIME_DIR=m.group(1))
+            r = subprocess.run([TF_SHM, "--json", "tree"], env=private, capture_output=True, text=True,
+                               timeout=20)
+            assert r.returncode == 0, r.stderr
+            second.stop(signal_group=True)
+        finally:
+            if second.p.poll() is None:
+                os.killpg(second.p.pid, signal.SIGKILL)
+        first.stop(signal_group=False)
+        r = subprocess.run([TF_SHM, "tree"], env=env, capture_output=True, text=True, timeout=20)
+        assert r.returncode == 3 and "no bridge" in r.stderr, r.stderr
+    finally:
+        if first.p.poll() is None:
+            os.killpg(first.p.pid, signal.SIGKILL)

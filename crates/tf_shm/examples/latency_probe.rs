@@ -21,19 +21,39 @@ use std::time::{Duration, Instant};
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, FramePair};
 
-fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
-    match args.iter().position(|a| a == name) {
-        Some(i) => match args.get(i + 1).and_then(|v| v.parse().ok()) {
-            Some(v) => v,
-            None => usage(&format!("{name} needs a value")),
-        },
-        None => default,
-    }
+/// Two measurements of the bridge's path, printed as one JSON line each.
+#[derive(clap::Parser)]
+#[command(name = "latency_probe")]
+enum Probe {
+    /// The bridge's write path without DDS: a PR2-shaped stream into an in-memory arena, one
+    /// ArenaWriter::set_transform per transform; prints transforms/s of wall and CPU time
+    Ingest {
+        /// Seconds of stamps (the first 10 s are warm-up)
+        #[arg(long, default_value_t = 120, value_name = "S")]
+        seconds: i64,
+    },
+    /// Publish → visible latency: polls T_parent_child at time 0 in the arena a bridge serves
+    /// and prints percentiles of (seen − stamp), µs
+    Latency(LatencyArgs),
 }
 
-fn usage(msg: &str) -> ! {
-    eprintln!("latency_probe: {msg}\nusage: latency_probe ingest [--seconds S] | latency [--parent P] [--child C] [--count N] [--timeout S] [--poll-us U]");
-    std::process::exit(2)
+#[derive(clap::Args)]
+struct LatencyArgs {
+    /// Parent frame
+    #[arg(long, default_value = "lat_parent", value_name = "P")]
+    parent: String,
+    /// Child frame
+    #[arg(long, default_value = "lat_child", value_name = "C")]
+    child: String,
+    /// New stamps to measure
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    count: usize,
+    /// Give up after this long, s
+    #[arg(long, default_value_t = 30.0, value_name = "S")]
+    timeout: f64,
+    /// Poll period, µs
+    #[arg(long, default_value_t = 20, value_name = "U")]
+    poll_us: u64,
 }
 
 fn realtime_ns() -> i64 {
@@ -52,8 +72,7 @@ fn pose(i: usize, k: i64) -> ([f64; 3], [f64; 4]) {
     ([0.1 * i as f64, 0.02 * a, 0.3], [0.0, s, 0.0, c])
 }
 
-fn ingest(args: &[String]) {
-    let seconds: i64 = arg(args, "--seconds", 120);
+fn ingest(seconds: i64) {
     let (mut w, _view) = Arena::in_memory(&ArenaConfig::default()).expect("arena");
     let names: Vec<String> = (0..83).map(|i| format!("link_{i}")).collect();
     let parent = |i: usize| {
@@ -115,12 +134,15 @@ fn ingest(args: &[String]) {
     );
 }
 
-fn latency(args: &[String]) {
-    let parent: String = arg(args, "--parent", "lat_parent".to_string());
-    let child: String = arg(args, "--child", "lat_child".to_string());
-    let count: usize = arg(args, "--count", 2000);
-    let timeout = Duration::from_secs_f64(arg(args, "--timeout", 30.0));
-    let poll = Duration::from_micros(arg(args, "--poll-us", 20));
+fn latency(a: LatencyArgs) {
+    let LatencyArgs {
+        parent,
+        child,
+        count,
+        ..
+    } = a;
+    let timeout = Duration::from_secs_f64(a.timeout);
+    let poll = Duration::from_micros(a.poll_us);
     let start = Instant::now();
     let buffer = loop {
         match tf_shm::open() {
@@ -168,10 +190,8 @@ fn latency(args: &[String]) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("ingest") => ingest(&args[1..]),
-        Some("latency") => latency(&args[1..]),
-        _ => usage("give a mode"),
+    match clap::Parser::parse() {
+        Probe::Ingest { seconds } => ingest(seconds),
+        Probe::Latency(a) => latency(a),
     }
 }

@@ -6,11 +6,26 @@
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, FramePair};
 
+/// A fixed lookup loop for instruction-level profiling: a chain of DEPTH dynamic links at
+/// 100 Hz over 10 s, LOOKUPS interpolated lookup_pair calls at off-grid times over the window.
+#[derive(clap::Parser)]
+#[command(name = "profile_lookup")]
+struct Args {
+    /// Links in the chain
+    #[arg(default_value_t = 3)]
+    depth: usize,
+    /// Lookups to run
+    #[arg(default_value_t = 100_000)]
+    lookups: usize,
+    /// Query times: off-grid (default), at sample stamps (exact) or time 0 (time0)
+    #[arg(value_parser = ["exact", "time0"])]
+    mode: Option<String>,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let depth: usize = args.next().map_or(3, |a| a.parse().expect("depth"));
-    let n: usize = args.next().map_or(100_000, |a| a.parse().expect("lookups"));
-    let mode = args.next().unwrap_or_default();
+    let args: Args = clap::Parser::parse();
+    let (depth, n) = (args.depth, args.lookups);
+    let mode = args.mode.unwrap_or_default();
     let (mut w, view) = Arena::in_memory(&ArenaConfig::default()).expect("arena");
     let names: Vec<String> = (0..=depth).map(|i| format!("c{i}")).collect();
     let t0 = 1_000_000_000_000i64;

@@ -3,7 +3,7 @@
 //! else) as this machine's floor.
 //!
 //! ```text
-//! tf_shm_bench [--rounds N] [--ms M] [--queries Q] [--thread-secs S]
+//! tf_shm_bench [--rounds N] [--ms M] [--queries Q] [--thread-secs S]    (--help for each)
 //! ```
 //!
 //! Prints Markdown (the body of docs/benchmarks.md) on stdout, progress on stderr.
@@ -36,38 +36,39 @@ extern crate tf_shm_c;
 
 const TOL: f64 = 1e-9;
 
+/// tf_shm against tf2 BufferCore (C++) and tf_tree on identical scenarios, in one run, with a
+/// minimal arm as this machine's floor. Prints Markdown (the body of docs/benchmarks.md) on
+/// stdout and progress on stderr; scripts/bench.sh builds and runs it with the other benches.
+///
+/// Every arm answers every query of every cell first and is compared with tf2; then the arms run
+/// alternately for --rounds rounds of about --ms ms each, and ratios are taken per round.
+#[derive(clap::Parser)]
+#[command(name = "tf_shm_bench", max_term_width = 100)]
 struct Opts {
+    /// Rounds: each arm is measured once per round, the arms alternating
+    #[arg(long, default_value_t = 7, value_name = "N", value_parser = at_least_one)]
     rounds: usize,
+    /// Length of one measurement, ms
+    #[arg(long, default_value_t = 25, value_name = "MS")]
     ms: u64,
+    /// Queries per cell (scenario and time kind)
+    #[arg(long, default_value_t = 1024, value_name = "Q", value_parser = at_least_one)]
     queries: usize,
+    /// Length of each multi-threaded run, s
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
     thread_secs: f64,
 }
 
-fn parse_opts() -> Opts {
-    let mut o = Opts {
-        rounds: 7,
-        ms: 25,
-        queries: 1024,
-        thread_secs: 1.0,
-    };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut val = || {
-            it.next()
-                .unwrap_or_else(|| panic!("{a} needs a value"))
-                .clone()
-        };
-        match a.as_str() {
-            "--rounds" => o.rounds = val().parse().expect("--rounds N"),
-            "--ms" => o.ms = val().parse().expect("--ms M"),
-            "--queries" => o.queries = val().parse().expect("--queries Q"),
-            "--thread-secs" => o.thread_secs = val().parse().expect("--thread-secs S"),
-            other => panic!("unknown argument {other}"),
-        }
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err("must be at least 1".into()),
+        Err(e) => Err(e.to_string()),
     }
-    assert!(o.rounds >= 1 && o.queries >= 1);
-    o
+}
+
+fn parse_opts() -> Opts {
+    <Opts as clap::Parser>::parse()
 }
 
 fn arena_config() -> ArenaConfig {

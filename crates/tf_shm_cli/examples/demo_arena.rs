@@ -19,7 +19,16 @@ fn yaw(angle: f64) -> [f64; 4] {
     [0.0, 0.0, (angle / 2.0).sin(), (angle / 2.0).cos()]
 }
 
+/// A stand-in for tf_shm_bridge with no ROS: owns the arena of this domain (found as
+/// tf_shm::open() finds it: $TF_SHM_RUNTIME_DIR, $TF_SHM_DOMAIN / $ROS_DOMAIN_ID, $TF_SHM_NAME)
+/// and publishes a small robot until interrupted: static map → odom, odom → base_link circling at
+/// 50 Hz, static camera and laser.
+#[derive(clap::Parser)]
+#[command(name = "demo_arena")]
+struct Args {}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let Args {} = clap::Parser::parse();
     let mut owner = Open::new()
         .mode(Mode::ReadWrite)
         .create(ArenaConfig {

@@ -43,7 +43,8 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DIR")]
     pub runtime_dir: Option<PathBuf>,
     /// Print machine-readable JSON instead of text (one JSON document per line for
-    /// repeating commands)
+    /// repeating commands; NaN and infinite numbers as the strings "NaN", "Infinity",
+    /// "-Infinity", never null)
     #[arg(long, global = true)]
     pub json: bool,
 }
@@ -68,8 +69,8 @@ pub enum Command {
     /// the publishers stamp with wall-clock time (as for tf2_monitor). Rates count the samples
     /// the bridge accepted while monitoring; gaps are measured to one poll period.
     Monitor(MonitorArgs),
-    /// Every participant slot of the arena (pid, name, mode, alive/dead), read from the lock
-    /// file, even when no bridge serves.
+    /// Every participant slot of the arena (pid, name, mode; alive, stuck or free again), read
+    /// from the lock file, even when no bridge serves.
     Participants,
     /// Health checks, each with a code, a one-line verdict and a hint; exit status 1 when a
     /// check fails (to gate a launch or CI).
@@ -143,6 +144,10 @@ pub struct TreeArgs {
     /// Render the tree to this SVG file with Graphviz `dot` (must be installed)
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Every column, however wide. Otherwise, on a terminal (or with $COLUMNS set), columns
+    /// are left out, last first, until the tree fits its width
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// `tf_shm monitor`.
@@ -170,6 +175,9 @@ pub struct DoctorArgs {
     /// A frame is stale when no sample came for this many of its periods
     #[arg(long, default_value_t = 10.0, value_name = "PERIODS", value_parser = positive_f64)]
     pub stale_periods: f64,
+    /// Warn when no transform arrived for this long while dynamic frames exist, s
+    #[arg(long, default_value_t = 5.0, value_name = "SEC", value_parser = positive_f64)]
+    pub no_data_after: f64,
     /// Window in which a parent change counts as recent, s [default: the arena's cache time]
     #[arg(long, value_name = "SEC", value_parser = positive_f64)]
     pub recent: Option<f64>,

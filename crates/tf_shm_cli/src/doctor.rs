@@ -9,9 +9,10 @@
 //! | CAPACITY    | the frame table or the names region filled up                           |
 //! | HISTORY     | a frame's history is shorter than the cache time (ring pool exhausted)  |
 //! | PARENTS     | a frame changed parent within the recent window                         |
+//! | DATA        | no transform arrived since the bridge started, or for `--no-data-after` (warns) |
 //! | STALE       | a dynamic frame got no sample for `--stale-periods` of its periods      |
 //! | REFUSED     | the bridge refused transforms (TF_OLD_DATA alone only warns)            |
-//! | SLOTS       | a participant slot is held while its recorded process is gone           |
+//! | SLOTS       | a participant slot is stuck: held while its recorded process is gone    |
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -20,7 +21,7 @@ use serde::Serialize;
 use tf_shm::arena::layout::{
     layout_hash, FORMAT_VERSION, STATUS_FRAME_TABLE_FULL, STATUS_NAMES_FULL, STATUS_POOL_EXHAUSTED,
 };
-use tf_shm::inspect::{FrameInfo, FrameKind};
+use tf_shm::inspect::{ArenaStats, FrameInfo, FrameKind};
 use tf_shm::rendezvous::discovery::{check_dir, Location};
 use tf_shm::rendezvous::{OpenError, Status};
 use tf_shm::time::unix_now_ns;
@@ -29,7 +30,7 @@ use tf_shm::{ArenaView, AttachError, Buffer};
 use crate::cli::{DoctorArgs, Global};
 use crate::connect;
 use crate::out::{print_json, Painter, Style};
-use crate::participants::{self, ParticipantRow};
+use crate::participants::{self, ParticipantRow, SlotState};
 
 /// Outcome of one check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -421,27 +422,35 @@ fn refused_check(refusals: &[(&'static str, u64)]) -> Check {
     }
 }
 
+/// Participant slots, in the words and states of `tf_shm participants` ([`SlotState`]).
 fn slots_check(rows: &[ParticipantRow]) -> Check {
-    let slots = rows.iter().filter(|r| r.slot != "owner");
-    let (mut alive, mut dead_holding, mut earlier) = (0, Vec::new(), Vec::new());
-    for r in slots.filter(|r| r.alive) {
-        alive += 1;
-        if r.process_running == Some(false) {
-            dead_holding.push(format!("slot {} (pid {} {})", r.slot, r.pid, r.name));
-        } else if !r.current_arena {
-            earlier.push(format!("slot {} (pid {} {})", r.slot, r.pid, r.name));
-        }
-    }
-    if !dead_holding.is_empty() {
+    let slots: Vec<&ParticipantRow> = rows.iter().filter(|r| r.slot != "owner").collect();
+    let count = |s: SlotState| slots.iter().filter(|r| r.state == s).count();
+    let label = |r: &&ParticipantRow| format!("slot {} (pid {} {})", r.slot, r.pid, r.name);
+    let stuck: Vec<String> = slots
+        .iter()
+        .filter(|r| r.state == SlotState::Stuck)
+        .map(label)
+        .collect();
+    let earlier: Vec<String> = slots
+        .iter()
+        .filter(|r| r.state == SlotState::Alive && !r.current_arena)
+        .map(label)
+        .collect();
+    let summary = format!(
+        "{} of {} participant slots alive, {} stuck; {} free again (process ended or detached)",
+        count(SlotState::Alive),
+        tf_shm::rendezvous::lockfile::SLOTS,
+        stuck.len(),
+        count(SlotState::Free),
+    );
+    if !stuck.is_empty() {
         return check(
             "SLOTS",
             Verdict::Fail,
-            format!(
-                "{} slot(s) held although the recorded process is gone: {}",
-                dead_holding.len(),
-                some(&dead_holding)
-            ),
-            "a child process inherited the lock file descriptor; stop it (see `tf_shm participants`)",
+            format!("{summary}; stuck: {}", some(&stuck)),
+            "a stuck slot's lock is held although its recorded process is gone: a child process \
+             inherited the lock file descriptor; stop it (see `tf_shm participants`)",
         );
     }
     if !earlier.is_empty() {
@@ -449,19 +458,70 @@ fn slots_check(rows: &[ParticipantRow]) -> Check {
             "SLOTS",
             Verdict::Warn,
             format!(
-                "{} consumer(s) still attached to an earlier arena: {}",
+                "{summary}; {} still attached to an earlier arena: {}",
                 earlier.len(),
                 some(&earlier)
             ),
             "they re-attach by themselves when they use tf_shm::Buffer; otherwise restart them",
         );
     }
+    check("SLOTS", Verdict::Ok, summary, "")
+}
+
+/// Whether transforms reach the bridge at all: none since it started (publishers on another
+/// ROS domain, DDS discovery not matching), or none for `quiet_s` while dynamic frames exist.
+/// A tree of static transforms alone expects no new samples.
+fn data_check(stats: &ArenaStats, frames: &[FrameInfo], now: i64, quiet_s: f64) -> Check {
+    let hint = "the bridge hears no /tf or /tf_static: check that the publishers run, on the \
+                bridge's ROS_DOMAIN_ID and with matching discovery settings \
+                (ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_STATIC_PEERS); `ros2 topic hz /tf` beside the \
+                bridge shows whether DDS delivers them";
+    let ago = |t: i64| (now - t) as f64 / 1e9;
+    if stats.accepted_total == 0 {
+        return check(
+            "DATA",
+            Verdict::Warn,
+            format!(
+                "no transform arrived since the bridge started {:.1} s ago",
+                ago(stats.created_unix_ns)
+            ),
+            hint,
+        );
+    }
+    let dynamic = frames
+        .iter()
+        .filter(|f| f.kind == FrameKind::Dynamic)
+        .count();
+    if dynamic == 0 {
+        return check(
+            "DATA",
+            Verdict::Ok,
+            format!(
+                "{} transform(s) arrived, all static: no new samples expected",
+                stats.accepted_total
+            ),
+            "",
+        );
+    }
+    let quiet = ago(stats.last_write_unix_ns);
+    if quiet > quiet_s {
+        return check(
+            "DATA",
+            Verdict::Warn,
+            format!(
+                "no transform arrived for {quiet:.1} s ({dynamic} dynamic frame(s) known, {} \
+                 transform(s) before)",
+                stats.accepted_total
+            ),
+            hint,
+        );
+    }
     check(
-        "SLOTS",
+        "DATA",
         Verdict::Ok,
         format!(
-            "{alive} of {} participant slots in use, none held by a dead process",
-            tf_shm::rendezvous::lockfile::SLOTS
+            "the last transform arrived {quiet:.2} s ago ({} in all)",
+            stats.accepted_total
         ),
         "",
     )
@@ -495,6 +555,7 @@ fn arena_checks(view: &ArenaView, a: &DoctorArgs) -> Vec<Check> {
             stats.cache_time_ns as f64 / 1e9,
         ),
         parents_check(&frames, now, recent_ns),
+        data_check(&stats, &frames, now, a.no_data_after),
         stale_check(&frames, now, a.stale_periods),
         refused_check(&stats.refusals),
     ]
@@ -513,7 +574,7 @@ pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, OpenError> {
     match &opened {
         Ok(b) => out.extend(arena_checks(&b.view(), a)),
         Err(_) => {
-            for code in ["CAPACITY", "HISTORY", "PARENTS", "STALE", "REFUSED"] {
+            for code in ["CAPACITY", "HISTORY", "PARENTS", "DATA", "STALE", "REFUSED"] {
                 out.push(check(code, Verdict::Skip, "no arena to read", ""));
             }
         }

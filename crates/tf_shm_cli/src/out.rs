@@ -100,6 +100,15 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// Characters in the widest line [`Table::render`] writes (colour codes not counted).
+    pub fn width(&self) -> usize {
+        self.render(&Painter::plain())
+            .lines()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The table as lines, headers in bold; trailing spaces trimmed.
     pub fn render(&self, p: &Painter) -> String {
         let n = self.headers.len();
@@ -146,6 +155,27 @@ impl Table {
     }
 }
 
+/// Columns the text output should fit in: `$COLUMNS` when set to a number, else the width of
+/// the terminal standard output writes to; `None` (no limit) when output goes to a file or a
+/// pipe.
+pub fn terminal_width() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(c);
+    }
+    let out = std::io::stdout();
+    if !out.is_terminal() {
+        return None;
+    }
+    rustix::termios::tcgetwinsize(&out)
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|&c| c > 0)
+}
+
 /// Seconds with `digits` decimals, e.g. `"1.500 s"`; `"-"` for `None`.
 pub fn secs(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.digits$} s"))
@@ -166,6 +196,44 @@ pub fn stamp(ns: i64) -> String {
 /// ns to seconds.
 pub fn ns_to_s(ns: i64) -> f64 {
     ns as f64 / 1e9
+}
+
+/// A number as the JSON output writes it: finite values as JSON numbers; NaN, +∞ and −∞ as
+/// the strings `"NaN"`, `"Infinity"` and `"-Infinity"` (the form of protobuf's JSON mapping and
+/// of JavaScript's names for them), where serde_json would write `null`, which scripts would
+/// take for a missing value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JsonNum(pub f64);
+
+impl serde::Serialize for JsonNum {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        if v.is_finite() {
+            s.serialize_f64(v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if v > 0.0 {
+            s.serialize_str("Infinity")
+        } else {
+            s.serialize_str("-Infinity")
+        }
+    }
+}
+
+/// `serialize_with` for a fixed-size array of numbers, each as [`JsonNum`].
+pub fn json_nums<S: serde::Serializer, const N: usize>(
+    v: &[f64; N],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|&x| JsonNum(x)))
+}
+
+/// `serialize_with` for a matrix of numbers, each as [`JsonNum`].
+pub fn json_matrix<S: serde::Serializer, const R: usize, const C: usize>(
+    m: &[[f64; C]; R],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(m.iter().map(|r| r.map(JsonNum).to_vec()))
 }
 
 /// Prints one JSON document on a line of its own.
@@ -194,6 +262,19 @@ mod tests {
             s,
             "frame      rate (Hz)  kind\nbase_link       50.0  dynamic\na             1000.0  static\n"
         );
+    }
+
+    #[test]
+    fn non_finite_numbers_are_named_in_json() {
+        let v = serde_json::to_string(&[
+            JsonNum(1.5),
+            JsonNum(f64::NAN),
+            JsonNum(f64::INFINITY),
+            JsonNum(f64::NEG_INFINITY),
+            JsonNum(-0.0),
+        ])
+        .unwrap();
+        assert_eq!(v, r#"[1.5,"NaN","Infinity","-Infinity",-0.0]"#);
     }
 
     #[test]

@@ -28,6 +28,49 @@ pub struct ParticipantRow {
     pub current_arena: bool,
     /// First 8 hex digits of the arena instance it belongs to.
     pub arena: String,
+    /// What the slot is now: see [`SlotState`].
+    pub state: SlotState,
+}
+
+/// What a participant record means now. A slot's lock byte is held while its process keeps the
+/// lock file open; the kernel releases it when the process ends, and the owner grants the slot
+/// again: so a record whose lock is free is history, not a leak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SlotState {
+    /// Held, and the recorded process runs (or cannot be told apart).
+    Alive,
+    /// Held, but the recorded process is gone: a process that inherited its lock file
+    /// descriptor keeps the slot until it exits.
+    Stuck,
+    /// Released: the process ended or detached; the slot is reclaimed, free for the next
+    /// participant (the record stays until then).
+    Free,
+    /// The owner's record with its lock released: no bridge serves this arena.
+    Gone,
+}
+
+impl SlotState {
+    /// The word printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            SlotState::Alive => "alive",
+            SlotState::Stuck => "stuck",
+            SlotState::Free => "free",
+            SlotState::Gone => "gone",
+        }
+    }
+
+    /// The state of a record: its lock, whether its process still runs, and whether it is
+    /// the owner's.
+    pub fn of(alive: bool, process_running: Option<bool>, owner: bool) -> SlotState {
+        match (alive, process_running) {
+            (true, Some(false)) => SlotState::Stuck,
+            (true, _) => SlotState::Alive,
+            (false, _) if owner => SlotState::Gone,
+            (false, _) => SlotState::Free,
+        }
+    }
 }
 
 fn hex8(uuid: &[u8; 16]) -> String {
@@ -54,15 +97,17 @@ pub fn process_running(pid: u32, start_time: u64) -> Option<bool> {
 
 impl ParticipantRow {
     fn new(p: &Participant, owner_uuid: Option<[u8; 16]>) -> ParticipantRow {
+        let running = process_running(p.pid, p.start_time);
         ParticipantRow {
             slot: p.slot.map_or_else(|| "owner".to_owned(), |s| s.to_string()),
             pid: p.pid,
             name: p.name.clone(),
             mode: mode_name(p.mode),
             alive: p.alive,
-            process_running: process_running(p.pid, p.start_time),
+            process_running: running,
             current_arena: owner_uuid.is_none() || owner_uuid == Some(p.instance_uuid),
             arena: hex8(&p.instance_uuid),
+            state: SlotState::of(p.alive, running, p.slot.is_none()),
         }
     }
 }
@@ -92,14 +137,21 @@ pub fn text(rows: &[ParticipantRow], p: &Painter) -> String {
         ("note", Align::Left),
     ]);
     for r in rows {
-        let (state, style) = if r.alive {
-            ("alive", Style::Green)
-        } else {
-            ("dead", Style::Red)
+        let style = match r.state {
+            SlotState::Alive => Style::Green,
+            SlotState::Stuck | SlotState::Gone => Style::Red,
+            SlotState::Free => Style::Dim,
         };
+        let state = r.state.name();
         let mut notes = Vec::new();
-        if r.alive && r.process_running == Some(false) {
-            notes.push("lock held but process gone");
+        match r.state {
+            SlotState::Stuck => notes.push("lock held but process gone"),
+            SlotState::Free if r.process_running == Some(true) => {
+                notes.push("detached; process still runs")
+            }
+            SlotState::Free => notes.push("process ended; slot reclaimed"),
+            SlotState::Gone => notes.push("no bridge serves"),
+            SlotState::Alive => {}
         }
         if r.alive && !r.current_arena {
             notes.push("attached to an earlier arena");

@@ -2,10 +2,14 @@
 //! radians and degrees, and the homogeneous 4×4 matrix; as text with units, or as JSON.
 
 use serde::Serialize;
+
+use crate::out::{json_matrix, json_nums};
 use tf_shm::math::{matrix_from_quat, Mat3};
 use tf_shm::TransformStamped;
 
-/// What `echo` and `lookup` print for one successful lookup.
+/// What `echo` and `lookup` print for one successful lookup. In JSON, a non-finite number
+/// (tf2 answers NaN or ±∞ when values overflow) is the string `"NaN"`, `"Infinity"` or
+/// `"-Infinity"` (see [`crate::out::JsonNum`]), never `null`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TransformReport {
     /// Target frame (`header.frame_id`).
@@ -17,14 +21,19 @@ pub struct TransformReport {
     /// Stamp of the result, s.
     pub stamp_s: f64,
     /// Translation `[x, y, z]`, m.
+    #[serde(serialize_with = "json_nums")]
     pub translation_m: [f64; 3],
     /// Rotation as a quaternion `[x, y, z, w]`.
+    #[serde(serialize_with = "json_nums")]
     pub rotation_xyzw: [f64; 4],
     /// Roll, pitch, yaw about fixed x, y, z (tf2's `Matrix3x3::getRPY`), rad.
+    #[serde(serialize_with = "json_nums")]
     pub rpy_rad: [f64; 3],
     /// The same in degrees.
+    #[serde(serialize_with = "json_nums")]
     pub rpy_deg: [f64; 3],
     /// Homogeneous matrix, row-major; translation in the last column, m.
+    #[serde(serialize_with = "json_matrix")]
     pub matrix: [[f64; 4]; 4],
 }
 
@@ -149,6 +158,20 @@ mod tests {
         assert!((r.rpy_deg[0] - 90.0).abs() < 1e-9);
         let r = report([0.0, 0.5_f64.sin(), 0.0, 0.5_f64.cos()]);
         assert!((r.rpy_rad[1] - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn json_names_non_finite_values() {
+        let mut r = report([0.0, 0.0, 0.0, 1.0]);
+        r.translation_m = [f64::INFINITY, f64::NAN, 1.0];
+        r.matrix[0][3] = f64::NEG_INFINITY;
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            j["translation_m"],
+            serde_json::json!(["Infinity", "NaN", 1.0])
+        );
+        assert_eq!(j["matrix"][0][3], "-Infinity");
+        assert_eq!(j["rotation_xyzw"], serde_json::json!([0.0, 0.0, 0.0, 1.0]));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use tf_shm::ArenaView;
 
 use crate::cli::{Global, TreeArgs};
 use crate::connect;
-use crate::out::{hz, ns_to_s, print_json, secs, Painter, Style};
+use crate::out::{hz, ns_to_s, print_json, secs, terminal_width, Painter, Style};
 
 /// One frame as `tree` shows it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -139,84 +139,114 @@ fn ordered(rows: &[FrameRow]) -> Vec<(usize, Vec<bool>)> {
     out
 }
 
-/// The indented text tree with aligned columns.
-pub fn text(rows: &[FrameRow], p: &Painter) -> String {
-    use crate::out::{Align, Table};
-    let mut t = Table::new(&[
-        ("frame", Align::Left),
-        ("kind", Align::Left),
-        ("rate", Align::Right),
-        ("newest stamp", Align::Right),
-        ("history", Align::Right),
-        ("samples", Align::Right),
-        ("authority", Align::Left),
-    ]);
-    for (i, last) in ordered(rows) {
-        let r = &rows[i];
-        let mut prefix = String::new();
-        for (d, &l) in last.iter().enumerate() {
-            prefix += match (d + 1 == last.len(), l) {
-                (true, true) => "└── ",
-                (true, false) => "├── ",
-                (false, true) => "    ",
-                (false, false) => "│   ",
-            };
-        }
-        let kind_style = match r.kind {
-            "static" => Some(Style::Dim),
-            _ if r.history_short => Some(Style::Yellow),
-            _ => None,
+/// The text columns, in order, and which are dropped first when the table is too wide: the
+/// frame and its kind always stay.
+const COLUMNS: [(&str, crate::out::Align); 7] = {
+    use crate::out::Align::{Left, Right};
+    [
+        ("frame", Left),
+        ("kind", Left),
+        ("rate", Right),
+        ("newest stamp", Right),
+        ("history", Right),
+        ("samples", Right),
+        ("authority", Left),
+    ]
+};
+const DROP_ORDER: [usize; 5] = [6, 3, 4, 5, 2];
+
+/// Tree branches two characters per level (as `lsblk` draws them): a PR2's 17 levels of long
+/// link names stay inside a terminal.
+fn branch_prefix(last: &[bool]) -> String {
+    let mut prefix = String::new();
+    for (d, &l) in last.iter().enumerate() {
+        prefix += match (d + 1 == last.len(), l) {
+            (true, true) => "└─",
+            (true, false) => "├─",
+            (false, true) => "  ",
+            (false, false) => "│ ",
         };
-        let dynamic = r.kind == "dynamic";
-        t.styled_row(vec![
-            (format!("{prefix}{}", r.name), None),
-            (
-                if r.history_short {
-                    format!("{} (history short)", r.kind)
-                } else {
-                    r.kind.to_string()
-                },
-                kind_style,
-            ),
-            (
-                if dynamic {
-                    hz(r.rate_hz)
-                } else {
-                    String::new()
-                },
-                None,
-            ),
-            (
-                if dynamic {
-                    secs(r.newest_stamp_s, 6)
-                } else {
-                    String::new()
-                },
-                None,
-            ),
-            (
-                if dynamic {
-                    secs(r.history_span_s, 3)
-                } else {
-                    String::new()
-                },
-                None,
-            ),
-            (
-                if r.kind == "root" {
-                    String::new()
-                } else {
-                    r.samples.to_string()
-                },
-                None,
-            ),
-            (r.authority.clone().unwrap_or_default(), Some(Style::Dim)),
-        ]);
     }
+    prefix
+}
+
+/// Every column's cell of one row.
+fn cells(r: &FrameRow, prefix: &str) -> Vec<(String, Option<Style>)> {
+    let kind_style = match r.kind {
+        "static" => Some(Style::Dim),
+        _ if r.history_short => Some(Style::Yellow),
+        _ => None,
+    };
+    let dynamic = r.kind == "dynamic";
+    let only_dynamic = |s: String| if dynamic { s } else { String::new() };
+    vec![
+        (format!("{prefix}{}", r.name), None),
+        (
+            if r.history_short {
+                format!("{} (history short)", r.kind)
+            } else {
+                r.kind.to_string()
+            },
+            kind_style,
+        ),
+        (only_dynamic(hz(r.rate_hz)), None),
+        (only_dynamic(secs(r.newest_stamp_s, 6)), None),
+        (only_dynamic(secs(r.history_span_s, 3)), None),
+        (
+            if r.kind == "root" {
+                String::new()
+            } else {
+                r.samples.to_string()
+            },
+            None,
+        ),
+        (r.authority.clone().unwrap_or_default(), Some(Style::Dim)),
+    ]
+}
+
+/// The indented text tree with columns sized to their content. With `max_width`, columns are
+/// dropped (authority, newest stamp, history, samples, rate, in that order) until every line
+/// fits, and a last line names those left out.
+pub fn text(rows: &[FrameRow], p: &Painter, max_width: Option<usize>) -> String {
+    use crate::out::Table;
     if rows.is_empty() {
         return "no frames in the arena yet\n".into();
     }
-    t.render(p)
+    let all: Vec<Vec<(String, Option<Style>)>> = ordered(rows)
+        .into_iter()
+        .map(|(i, last)| cells(&rows[i], &branch_prefix(&last)))
+        .collect();
+    let table = |keep: &[usize]| {
+        let headers: Vec<_> = keep.iter().map(|&c| COLUMNS[c]).collect();
+        let mut t = Table::new(&headers);
+        for r in &all {
+            t.styled_row(keep.iter().map(|&c| r[c].clone()).collect());
+        }
+        t
+    };
+    let mut keep: Vec<usize> = (0..COLUMNS.len()).collect();
+    let mut dropped = Vec::new();
+    for next in DROP_ORDER {
+        match max_width {
+            Some(w) if table(&keep).width() > w => {}
+            _ => break,
+        }
+        keep.retain(|&c| c != next);
+        dropped.push(COLUMNS[next].0);
+    }
+    let mut out = table(&keep).render(p);
+    if !dropped.is_empty() {
+        let w = max_width.unwrap_or(0);
+        out += &p.paint(
+            Style::Dim,
+            &format!(
+                "(to fit {w} columns, left out: {}; see --wide)",
+                dropped.join(", ")
+            ),
+        );
+        out.push('\n');
+    }
+    out
 }
 
 fn dot_escape(s: &str) -> String {
@@ -318,7 +348,8 @@ pub fn run(g: &Global, a: &TreeArgs) -> u8 {
         }
         print_json(&Tree { frames: &rows });
     } else {
-        print!("{}", text(&rows, &Painter::stdout()));
+        let width = if a.wide { None } else { terminal_width() };
+        print!("{}", text(&rows, &Painter::stdout(), width));
     }
     0
 }

@@ -114,6 +114,7 @@ fn healthy_arena_passes_every_check() {
             "CAPACITY",
             "HISTORY",
             "PARENTS",
+            "DATA",
             "STALE",
             "REFUSED",
             "SLOTS"
@@ -129,7 +130,7 @@ fn healthy_arena_passes_every_check() {
             .starts_with("ok    RUNTIME_DIR  "),
         "{text}"
     );
-    assert!(text.ends_with("9 checks: 0 failed, 0 warned\n"), "{text}");
+    assert!(text.ends_with("10 checks: 0 failed, 0 warned\n"), "{text}");
 }
 
 #[test]
@@ -362,6 +363,12 @@ fn slot_held_by_a_dead_process_fails() {
     );
     let p = dir.run(&["participants"]).expect(0).stdout();
     assert!(p.contains("lock held but process gone"), "{p}");
+    let line = p.lines().find(|l| l.contains("ghost")).unwrap();
+    assert!(line.contains("stuck"), "{line}");
+    assert!(
+        verdict.contains("0 of 256 participant slots alive, 1 stuck"),
+        "{verdict}"
+    );
     drop(holder);
     only_fails(&doctor(&dir, &[], 0), &[]);
 }
@@ -438,4 +445,112 @@ fn incompatible_bridge_fails_compat() {
         "{verdict}"
     );
     drop(lock);
+}
+
+#[test]
+fn bridge_without_transforms_warns_data() {
+    let dir = TestDir::new("dnd");
+    let mut owner = dir.owner(small_config());
+    // Serving, but nothing ever arrived (publishers on another domain): a warning, which
+    // --strict turns into a failure.
+    let checks = doctor(&dir, &[], 0);
+    let (st, verdict) = status(&checks, "DATA");
+    assert_eq!(st, "warn", "{verdict}");
+    assert!(
+        verdict.starts_with("no transform arrived since the bridge started"),
+        "{verdict}"
+    );
+    doctor(&dir, &["--strict"], 1);
+    let text = dir.run(&["doctor"]).expect(0).stdout();
+    assert!(
+        text.contains("ROS_DOMAIN_ID"),
+        "the hint names the usual cause:\n{text}"
+    );
+    // Static transforms alone expect nothing new.
+    set(
+        &mut owner,
+        "map",
+        "odom",
+        0,
+        [0.0; 3],
+        [0.0, 0.0, 0.0, 1.0],
+        true,
+    );
+    let checks = doctor(&dir, &[], 0);
+    assert_eq!(status(&checks, "DATA").0, "ok");
+    assert!(status(&checks, "DATA").1.contains("all static"));
+    // Dynamic frames that stopped: quiet for longer than --no-data-after.
+    healthy(&mut owner);
+    let checks = doctor(&dir, &["--no-data-after", "0.5"], 0);
+    assert_eq!(status(&checks, "DATA").0, "ok", "{checks:?}");
+    std::thread::sleep(Duration::from_millis(800));
+    let checks = doctor(&dir, &["--no-data-after", "0.5"], 0);
+    let (st, verdict) = status(&checks, "DATA");
+    assert_eq!(st, "warn", "{verdict}");
+    assert!(
+        verdict.starts_with("no transform arrived for 0."),
+        "{verdict}"
+    );
+    assert_eq!(status(&doctor(&dir, &[], 0), "DATA").0, "ok");
+}
+
+#[test]
+fn participants_and_doctor_agree_on_slots() {
+    let dir = TestDir::new("dag");
+    let mut owner = dir.owner(small_config());
+    healthy(&mut owner);
+    let consumer = tf_shm::Open::new()
+        .runtime_dir(dir.path())
+        .participant_name("rviz_like")
+        .open()
+        .unwrap();
+    // CLI runs join and exit: their slots are released by the kernel and granted again.
+    for _ in 0..3 {
+        dir.run(&["tree"]).expect(0);
+    }
+    let j = dir.run(&["--json", "participants"]).expect(0).json();
+    let ps = j["participants"].as_array().unwrap();
+    let count = |state: &str| {
+        ps.iter()
+            .filter(|p| p["slot"] != "owner" && p["state"] == state)
+            .count()
+    };
+    assert_eq!(ps[0]["state"], "alive");
+    assert!(ps
+        .iter()
+        .any(|p| p["name"] == "rviz_like" && p["state"] == "alive"));
+    let free = count("free");
+    assert!(free >= 1, "{j}");
+    assert!(ps
+        .iter()
+        .filter(|p| p["name"] == "tf_shm")
+        .all(|p| p["state"] == "free" && p["alive"] == false));
+    let text = dir.run(&["participants"]).expect(0).stdout();
+    let line = text.lines().find(|l| l.contains(" tf_shm ")).unwrap();
+    assert!(
+        line.contains("free") && line.contains("process ended; slot reclaimed"),
+        "{text}"
+    );
+    assert!(!text.contains("dead"), "{text}");
+    // doctor counts the same records the same way. The doctor run itself holds a slot while it
+    // reads, so it may see one more alive than participants did.
+    let checks = doctor(&dir, &[], 0);
+    let (st, verdict) = status(&checks, "SLOTS");
+    assert_eq!(st, "ok", "{verdict}");
+    let alive = count("alive");
+    assert!(
+        verdict.starts_with(&format!(
+            "{alive} of 256 participant slots alive, 0 stuck; "
+        )) || verdict.starts_with(&format!(
+            "{} of 256 participant slots alive, 0 stuck; ",
+            alive + 1
+        )),
+        "{verdict} vs {j}"
+    );
+    assert!(
+        verdict.contains(&format!("{free} free again"))
+            || verdict.contains(&format!("{} free again", free - 1)),
+        "{verdict} vs {j}"
+    );
+    drop(consumer);
 }

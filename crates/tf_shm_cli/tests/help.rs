@@ -47,11 +47,12 @@ fn help_documents_options_and_units() {
             "monitor",
             &["--rate <HZ>", "--poll <HZ>", "--count <N>", "wall clock"],
         ),
-        ("participants", &["pid", "alive/dead", "--json"]),
+        ("participants", &["pid", "alive, stuck or free", "--json"]),
         (
             "doctor",
             &[
                 "--stale-periods <PERIODS>",
+                "--no-data-after <SEC>",
                 "--recent <SEC>",
                 "--strict",
                 "exit status 1",

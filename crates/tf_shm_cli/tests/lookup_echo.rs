@@ -262,3 +262,50 @@ fn echo_once_fails_with_exit_1() {
         r.stderr()
     );
 }
+
+/// tf2 composes without checks: translations near f64::MAX overflow to ±∞, and rotating or
+/// differencing infinite values gives NaN. JSON names them as the library answers them, instead
+/// of writing `null`.
+#[test]
+fn lookup_json_names_non_finite_numbers() {
+    let dir = TestDir::new("lknf");
+    let mut owner = dir.owner(small_config());
+    let id = [0.0, 0.0, 0.0, 1.0];
+    set(&mut owner, "map", "a", 0, [1e308, 0.0, 0.0], id, true);
+    set(&mut owner, "a", "c", 0, [1e308, 0.0, 0.0], id, true);
+    set(&mut owner, "map", "b", 0, [-1e308, 0.0, 0.0], id, true);
+    let buffer = tf_shm::Open::new().runtime_dir(dir.path()).open().unwrap();
+    let named = |x: f64| {
+        if x.is_nan() {
+            serde_json::json!("NaN")
+        } else if x == f64::INFINITY {
+            serde_json::json!("Infinity")
+        } else if x == f64::NEG_INFINITY {
+            serde_json::json!("-Infinity")
+        } else {
+            serde_json::json!(x)
+        }
+    };
+    let mut seen = Vec::new();
+    for (target, source) in [("map", "c"), ("b", "a"), ("a", "b"), ("c", "map")] {
+        let t = buffer
+            .lookup_transform(target, source, 0)
+            .unwrap()
+            .transform;
+        let j = dir
+            .run(&["--json", "lookup", target, source])
+            .expect(0)
+            .json();
+        eprintln!("{target} {source}: {:?} {j}", t.translation);
+        assert_eq!(j["ok"], true);
+        let want: Vec<_> = t.translation.iter().map(|&x| named(x)).collect();
+        assert_eq!(j["translation_m"], serde_json::json!(want), "{j}");
+        assert_eq!(j["matrix"][0][3], want[0], "{j}");
+        let want: Vec<_> = t.rotation.iter().map(|&x| named(x)).collect();
+        assert_eq!(j["rotation_xyzw"], serde_json::json!(want), "{j}");
+        seen.extend(t.translation.iter().map(|x| format!("{x}")));
+    }
+    for form in ["NaN", "inf", "-inf"] {
+        assert!(seen.iter().any(|s| s == form), "no {form} among {seen:?}");
+    }
+}

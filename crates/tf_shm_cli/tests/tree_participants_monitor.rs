@@ -46,10 +46,10 @@ fn tree_text_is_indented_with_aligned_columns() {
         names,
         [
             "map",
-            "└── odom",
-            "    └── base_link",
-            "        ├── camera",
-            "        └── laser"
+            "└─odom",
+            "  └─base_link",
+            "    ├─camera",
+            "    └─laser"
         ]
     );
     assert_eq!(col(lines[1], "root"), Some(kind_col));
@@ -65,6 +65,90 @@ fn tree_text_is_indented_with_aligned_columns() {
         "{odom}"
     );
     assert!(!out.contains('\x1b'), "no colour when not on a terminal");
+}
+
+/// A PR2-shaped tree: 17 levels, the deepest frames with 50-character names, a dynamic chain
+/// at the top.
+fn deep_tree(owner: &mut tf_shm::rendezvous::Owner) -> Vec<String> {
+    let mut names = vec!["map".to_owned()];
+    for d in 1..=17 {
+        names.push(format!(
+            "link_{d:02}_{}",
+            "x".repeat(if d >= 13 { 42 } else { 10 })
+        ));
+    }
+    for (i, pair) in names.windows(2).enumerate() {
+        for k in 0..5 {
+            set(
+                owner,
+                &pair[0],
+                &pair[1],
+                if i < 3 { S + k * S / 50 } else { 0 },
+                [0.1, 0.0, 0.0],
+                [0.0, 0.0, 0.0, 1.0],
+                i >= 3,
+            );
+        }
+    }
+    names
+}
+
+#[test]
+fn tree_fits_the_terminal_width_by_leaving_out_columns() {
+    let dir = TestDir::new("trw");
+    let mut owner = dir.owner(small_config());
+    let names = deep_tree(&mut owner);
+    let width = |s: &str| s.lines().map(|l| l.chars().count()).max().unwrap();
+    let narrow = dir
+        .cmd(&["tree"])
+        .env("COLUMNS", "100")
+        .output()
+        .expect("run");
+    let narrow = String::from_utf8(narrow.stdout).unwrap();
+    eprintln!("{narrow}");
+    assert!(width(&narrow) <= 100, "wider than 100 columns:\n{narrow}");
+    let last = narrow.lines().last().unwrap();
+    assert!(
+        last.contains("to fit 100 columns, left out: authority"),
+        "{narrow}"
+    );
+    let header = narrow.lines().next().unwrap();
+    assert!(
+        header.starts_with("frame") && header.contains("kind"),
+        "{header}"
+    );
+    assert!(!header.contains("authority"), "{header}");
+    // Every frame is still there, in its place, with its kind.
+    for (d, n) in names.iter().enumerate() {
+        let line = narrow.lines().find(|l| l.contains(n.as_str())).unwrap();
+        let indent = line.find(n.as_str()).map(|b| line[..b].chars().count());
+        assert_eq!(indent, Some(2 * d), "{line}");
+        let kind = if d == 0 {
+            "root"
+        } else if d <= 3 {
+            "dynamic"
+        } else {
+            "static"
+        };
+        assert!(line.contains(kind), "{line}");
+    }
+    // Wider terminals keep more columns; --wide and pipes keep them all.
+    let wide_term = dir.cmd(&["tree"]).env("COLUMNS", "200").output().unwrap();
+    let wide_term = String::from_utf8(wide_term.stdout).unwrap();
+    assert!(width(&wide_term) <= 200 && wide_term.lines().next().unwrap().contains("authority"));
+    assert!(!wide_term.contains("left out"), "{wide_term}");
+    for out in [
+        dir.cmd(&["tree", "--wide"])
+            .env("COLUMNS", "100")
+            .output()
+            .unwrap(),
+        dir.cmd(&["tree"]).env_remove("COLUMNS").output().unwrap(),
+    ] {
+        let s = String::from_utf8(out.stdout).unwrap();
+        assert!(s.lines().next().unwrap().ends_with("authority"), "{s}");
+        assert!(s.contains("50.0 Hz") && !s.contains("left out"), "{s}");
+        assert!(width(&s) > 100, "{s}");
+    }
 }
 
 #[test]
@@ -160,7 +244,7 @@ fn participants_from_the_lock_file_with_and_without_an_owner() {
     assert!(ps
         .iter()
         .any(|p| p["name"] == "rviz_like" && p["alive"] == true && p["mode"] == "read-only"));
-    // The owner gone: the lock file still tells who was there, now dead.
+    // The owner gone: the lock file still tells who was there; their slots are free again.
     drop(consumer);
     drop(owner);
     let j = dir.run(&["--json", "participants"]).expect(0).json();
@@ -169,11 +253,15 @@ fn participants_from_the_lock_file_with_and_without_an_owner() {
     assert!(ps
         .iter()
         .any(|p| p["name"] == "rviz_like" && p["alive"] == false));
-    assert!(dir
-        .run(&["participants"])
-        .expect(0)
-        .stdout()
-        .contains("dead"));
+    assert!(ps
+        .iter()
+        .any(|p| p["name"] == "rviz_like" && p["state"] == "free"));
+    assert_eq!(ps[0]["state"], "gone");
+    let text = dir.run(&["participants"]).expect(0).stdout();
+    assert!(
+        text.contains("gone") && text.contains("no bridge serves") && text.contains("free"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! (the test process died or is done) ends every mode that waits.
 //!
 //! Usage: `tf_shm_test_peer <owner VALUE | consumer | hold | write-probe | join | raw-hello> <runtime dir>`
+//! (`--help` for each). Built only with the `test-peer` feature, which the crate's own tests
+//! turn on: never installed with the library.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -39,13 +41,74 @@ fn x_of(b: &Buffer) -> String {
     }
 }
 
+/// Helper process for tf_shm's rendezvous tests: an owner, a consumer, or a peer that probes
+/// the mapping or the socket. Replies are lines on stdout; "quit" or the end of stdin ends the
+/// modes that wait.
+#[derive(clap::Parser)]
+#[command(name = "tf_shm_test_peer")]
+struct Cli {
+    #[command(subcommand)]
+    peer: Peer,
+}
+
+#[derive(clap::Subcommand)]
+enum Peer {
+    /// Create the arena (require_create), write map → base with x = VALUE m, print
+    /// "READY <pid> <serving since, monotonic ns>", serve until stdin ends
+    Owner {
+        /// Translation x of map → base, m
+        #[arg(allow_negative_numbers = true)]
+        value: f64,
+        /// Rendezvous runtime directory
+        runtime_dir: String,
+    },
+    /// Join (waiting up to 10 s), print "JOINED <slot> <x> <ns taken>", then report each new
+    /// arena generation as "GEN <generation> <x> <monotonic ns>"
+    Consumer {
+        /// Rendezvous runtime directory
+        runtime_dir: String,
+    },
+    /// Join like `consumer` and hold the slot until stdin ends
+    Hold {
+        /// Rendezvous runtime directory
+        runtime_dir: String,
+    },
+    /// Join, then write through the read-only mapping (expected to die of SIGSEGV)
+    WriteProbe {
+        /// Rendezvous runtime directory
+        runtime_dir: String,
+    },
+    /// Join once without waiting: print "OK" or "ERR <error>"
+    Join {
+        /// Rendezvous runtime directory
+        runtime_dir: String,
+    },
+    /// Send a raw hello on the socket and print the owner's status
+    RawHello {
+        /// Rendezvous runtime directory
+        runtime_dir: String,
+    },
+}
+
+impl Peer {
+    /// The mode's name (also the participant name), its runtime dir and owner's value.
+    fn split(self) -> (&'static str, String, f64) {
+        match self {
+            Peer::Owner { value, runtime_dir } => ("owner", runtime_dir, value),
+            Peer::Consumer { runtime_dir } => ("consumer", runtime_dir, 0.0),
+            Peer::Hold { runtime_dir } => ("hold", runtime_dir, 0.0),
+            Peer::WriteProbe { runtime_dir } => ("write-probe", runtime_dir, 0.0),
+            Peer::Join { runtime_dir } => ("join", runtime_dir, 0.0),
+            Peer::RawHello { runtime_dir } => ("raw-hello", runtime_dir, 0.0),
+        }
+    }
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let (cmd, dir) = (args[1].as_str(), args[args.len() - 1].clone());
+    let (cmd, dir, value) = <Cli as clap::Parser>::parse().peer.split();
     let open = Open::new().runtime_dir(&dir).participant_name(cmd);
     match cmd {
         "owner" => {
-            let value: f64 = args[2].parse().expect("value");
             let config = ArenaConfig {
                 memory_budget_bytes: 4 << 20,
                 max_frames: 64,
@@ -176,6 +239,6 @@ fn main() {
             Ok(_) => say("OK"),
             Err(e) => say(&format!("ERR {e}")),
         },
-        other => panic!("unknown command {other}"),
+        other => unreachable!("mode {other} has no arm"),
     }
 }

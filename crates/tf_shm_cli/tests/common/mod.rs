@@ -37,6 +37,7 @@ impl TestDir {
             .env_remove("ROS_DOMAIN_ID")
             .env_remove("TF_SHM_NAME")
             .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("COLUMNS")
             .args(args);
         c
     }
