@@ -12,22 +12,23 @@ log_level is passed as `--ros-args --log-level`: a level, or LOGGER:=LEVEL for o
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
+from launch import LaunchDescription
+
 ARGUMENTS = {
     "params_file": (None, "YAML file with tf_shm_bridge parameters (keyed /**)"),
-    "arena_name": ("", "Arena consumers open (TF_SHM_NAME); one per robot on a host. "
-                       "Empty: the params file's (default \"default\")"),
-    "domain": ("", "Rendezvous domain of the arena; empty: the params file's "
-                   "(-1: $TF_SHM_DOMAIN, else $ROS_DOMAIN_ID, else 0)"),
-    "namespace": ("", "Node namespace; the bridge then serves <namespace>/tf and "
-                      "<namespace>/tf_static"),
-    "log_level": ("info", "--ros-args --log-level value: debug, info, warn, error, fatal, "
-                          "or LOGGER:=LEVEL"),
+    "arena_name": ("", ("Arena consumers open (TF_SHM_NAME); one per robot on a host. "
+                        "Empty: the params file's (default \"default\")")),
+    "domain": ("", ("Rendezvous domain of the arena; empty: the params file's "
+                    "(-1: $TF_SHM_DOMAIN, else $ROS_DOMAIN_ID, else 0)")),
+    "namespace": ("", ("Node namespace; the bridge then serves <namespace>/tf and "
+                       "<namespace>/tf_static")),
+    "log_level": ("info", ("--ros-args --log-level value: debug, info, warn, error, fatal, "
+                           "or LOGGER:=LEVEL")),
     "use_sim_time": ("false", "Follow /clock (simulation, bag replay)"),
 }
 

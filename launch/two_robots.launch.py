@@ -11,9 +11,10 @@ domain is refused, so each robot needs its own arena_name.
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+from launch import LaunchDescription
 
 ROBOTS = ("robot1", "robot2")
 

@@ -18,7 +18,6 @@ import queue
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -67,25 +66,6 @@ def built():
             subprocess.run(["cargo", "build", "-q", "--release", *args], cwd=ROOT, check=True, timeout=1200)
     for b in (TF_SHM, BRIDGE):
         assert os.access(b, os.X_OK), f"{b} not built"
-
-
-@pytest.fixture(scope="session")
-def netns():
-    """Command prefix that runs a process in a loopback-only network namespace."""
-    if [n for _, n in socket.if_nameindex()] == ["lo"]:
-        yield []  # already isolated (scripts/test.sh runs pytest under unshare -n)
-        return
-    if os.geteuid() != 0:
-        pytest.fail("needs root for a loopback-only network namespace (unshare -n)")
-    holder = subprocess.Popen(["unshare", "-n", "sh", "-c", "ip link set lo up && echo up && exec sleep 86400"],
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "up", "could not set up the network namespace"
-    prefix = ["nsenter", f"--net=/proc/{holder.pid}/ns/net", "--"]
-    links = subprocess.run(prefix + ["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout
-    assert [l.split(":")[1].strip() for l in links.splitlines()] == ["lo"], links
-    yield prefix
-    holder.kill()
-    holder.wait()
 
 
 class Run:

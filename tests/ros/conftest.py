@@ -2,15 +2,13 @@
 bridge run with its own runtime dir, ROS log dir and DDS domain.
 
 Every ROS process runs with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST in a network namespace that
-has only loopback: pytest's own when scripts/test.sh runs it under `unshare -n`, else one made
-here (root needed).
+has only loopback (the `netns` fixture of tests/conftest.py).
 """
 
 import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -33,22 +31,6 @@ def bridge_bin():
     return BRIDGE
 
 
-@pytest.fixture(scope="session")
-def netns():
-    """Command prefix that runs a process in a loopback-only network namespace."""
-    if [n for _, n in socket.if_nameindex()] == ["lo"]:
-        yield []  # already isolated
-        return
-    if os.geteuid() != 0:
-        pytest.fail("needs root for a loopback-only network namespace (unshare -n)")
-    holder = subprocess.Popen(["unshare", "-n", "sh", "-c", "ip link set lo up && echo up && exec sleep 86400"],
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "up", "could not set up the network namespace"
-    yield ["nsenter", f"--net=/proc/{holder.pid}/ns/net", "--"]
-    holder.kill()
-    holder.wait()
-
-
 class World:
     """A test's private runtime dir, ROS log dir and DDS domain, and the processes it started."""
 
@@ -66,7 +48,7 @@ class World:
             self.env.pop(var, None)
 
     def start(self, argv, name):
-        err = open(self.dir / f"{name}.err", "w")
+        err = open(self.dir / f"{name}.err", "w")  # noqa: SIM115 (the process keeps it)
         p = subprocess.Popen(self.netns + argv, env=self.env, stdout=subprocess.PIPE, stderr=err,
                              text=True)
         p.name, p.err = name, self.dir / f"{name}.err"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 # The node's own debug line at start (src/main.rs), and its first info line.
-DEBUG_LINE = re.compile(r"^\[DEBUG\] \[\d+\.\d+\] \[tf_shm_bridge\]: logger tf_shm_bridge; settings ", re.M)
-INFO_LINE = re.compile(r"^\[INFO\] \[\d+\.\d+\] \[tf_shm_bridge\]: serving arena ", re.M)
-RCL_DEBUG = re.compile(r"^\[DEBUG\] \[\d+\.\d+\] \[rcl\]: ", re.M)
+DEBUG_LINE = re.compile(r"^\[DEBUG\] \[\d+\.\d+\] \[tf_shm_bridge\]: logger tf_shm_bridge; settings ", re.MULTILINE)
+INFO_LINE = re.compile(r"^\[INFO\] \[\d+\.\d+\] \[tf_shm_bridge\]: serving arena ", re.MULTILINE)
+RCL_DEBUG = re.compile(r"^\[DEBUG\] \[\d+\.\d+\] \[rcl\]: ", re.MULTILINE)
 
 
 def run_bridge(world, bridge_bin, *ros_args):
@@ -71,7 +71,7 @@ def test_warning_reaches_rosout(world, bridge_bin):
     assert "nan_probe_frame" in log["msg"], log
     assert log["file"].endswith(".rs") and log["line"] > 0, log
     err = world.stop(bridge)
-    assert re.search(r"^\[WARN\] \[\d+\.\d+\] \[tf_shm_bridge\]: .*nan_probe_frame", err, re.M), err
+    assert re.search(r"^\[WARN\] \[\d+\.\d+\] \[tf_shm_bridge\]: .*nan_probe_frame", err, re.MULTILINE), err
 
 
 def test_namespaced_logger(world, bridge_bin):
@@ -79,4 +79,4 @@ def test_namespaced_logger(world, bridge_bin):
     levels name it so."""
     err = run_bridge(world, bridge_bin, "-r", "__ns:=/robot1", "--log-level", "robot1.tf_shm_bridge:=debug")
     assert re.search(r"^\[DEBUG\] \[\d+\.\d+\] \[robot1\.tf_shm_bridge\]: logger robot1\.tf_shm_bridge; ",
-                     err, re.M), err
+                     err, re.MULTILINE), err

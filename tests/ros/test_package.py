@@ -9,6 +9,7 @@ arguments exist, what reaches the node) is executed, launch itself is not.
 
 import ast
 import json
+import os
 import re
 import subprocess
 import sys
@@ -19,8 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BRIDGE, PARAMS, ROOT
-
+ROOT = Path(__file__).resolve().parents[2]
+BRIDGE = str(Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "tf_shm_bridge")
+PARAMS = ROOT / "config" / "tf_shm_bridge.yaml"
 LAUNCH_DIR = ROOT / "launch"
 ARGUMENTS = {"params_file", "arena_name", "domain", "namespace", "log_level", "use_sim_time"}
 
@@ -114,7 +116,7 @@ def test_params_file_is_keyed_for_any_node_and_matches_the_options(bridge_bin):
     params = doc["/**"]["ros__parameters"]
     help_text = subprocess.run([bridge_bin, "--help"], capture_output=True, text=True, check=True).stdout
     options_part = help_text.split("Options:")[1].split("ROS arguments")[0]
-    options = set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z0-9-]*)", options_part, re.M)) - {"help", "version"}
+    options = set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z0-9-]*)", options_part, re.MULTILINE)) - {"help", "version"}
     # use_sim_time is every ROS node's standard parameter, not a bridge option.
     names = {k.replace("_", "-") for k in params} - {"use-sim-time"}
     assert names - options == set(), f"params the bridge does not accept: {names - options}"
@@ -187,7 +189,7 @@ def launch_file(monkeypatch):
 
     def load(name):
         ns = {"__file__": str(LAUNCH_DIR / name)}
-        exec(compile((LAUNCH_DIR / name).read_text(), name, "exec"), ns)
+        exec(compile((LAUNCH_DIR / name).read_text(), name, "exec"), ns)  # noqa: S102 (as ros2 launch loads it)
         return ns["generate_launch_description"](), kinds
 
     return load
