@@ -68,8 +68,8 @@ pub struct Cli {
     /// Unix group (name or gid) whose members may also attach; default: same user only.
     #[arg(long)]
     pub allowed_group: Option<String>,
-    /// Level of the node's logger: debug, info, warn, error or fatal; same as
-    /// `--ros-args --log-level tf_shm_bridge:=LEVEL`, which it overrides. [default: info]
+    /// Level of the node's logger (debug, info, warn, error, fatal); wins over --ros-args
+    /// --log-level, which decides when this is unset. [default: unset]
     #[arg(long)]
     pub log_level: Option<String>,
 }
