@@ -4,6 +4,7 @@
 
 mod clock;
 mod ingest;
+mod logging;
 mod params;
 
 use std::collections::HashMap;
@@ -40,20 +41,24 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // Logging may not be set up yet when settings are refused.
-            eprintln!("tf_shm_bridge: {e}");
+            // ROS start-up errors come before logging exists.
+            if logging::ready() {
+                tracing::error!("{e}");
+            } else {
+                eprintln!("tf_shm_bridge: {e}");
+            }
             ExitCode::FAILURE
         }
     }
 }
 
-fn init_logging(filter: &str) -> Result<(), String> {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter)
-        .map_err(|e| format!("log_level \"{filter}\": {e}"))?;
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false)
-        .init();
+/// The `log_level` parameter, when given, sets the node logger's level as
+/// `--ros-args --log-level NODE:=LEVEL` would.
+fn apply_log_level(node: &r2r::Node, settings: &Settings) -> Result<(), String> {
+    if let Some(level) = settings.log_level {
+        logging::set_level(node.logger(), level)?;
+    }
+    tracing::debug!("logger {}; settings {settings:?}", node.logger());
     Ok(())
 }
 
@@ -129,9 +134,10 @@ async fn run(cli: Cli) -> Result<(), String> {
     let ctx = r2r::Context::create().map_err(|e| format!("cannot initialise ROS: {e}"))?;
     let mut node = r2r::Node::create(ctx, "tf_shm_bridge", "")
         .map_err(|e| format!("cannot create node tf_shm_bridge: {e}"))?;
+    logging::init(&mut node)?;
     let ros = ros_params(&node);
     let settings = params::resolve(&cli, &ros)?;
-    init_logging(&settings.log_level)?;
+    apply_log_level(&node, &settings)?;
     let use_sim_time = matches!(ros.get("use_sim_time"), Some(Param::Bool(true)));
 
     let mut owner = open_arena(&settings)?;

@@ -6,12 +6,34 @@ use std::collections::HashMap;
 use clap::Parser;
 use tf_shm::ArenaConfig;
 
+use crate::logging::Severity;
+
+const ROS_HELP: &str = "\
+ROS arguments (after --ros-args, as `ros2 run` and `ros2 launch` pass them):
+  --params-file FILE         Parameters from a YAML file (config/tf_shm_bridge.yaml, keyed /**:)
+  -p NAME:=VALUE             One parameter, e.g. -p cache_time:=5.0 -p use_sim_time:=true
+  --log-level LEVEL          debug, info, warn, error or fatal for every logger;
+                             --log-level tf_shm_bridge:=debug for this node's logger only
+  -r __ns:=/robot1           Namespace (the node's logger becomes robot1.tf_shm_bridge)
+  -r __node:=NAME            Node name
+
+Parameters: each option above with underscores (cache_time, arena_name, ...), and
+  use_sim_time               Follow /clock (simulation, bag replay) [default: false]; a backward
+                             jump of the ROS clock clears the dynamic history, as tf2_ros does
+An option given on the command line wins over the parameter of the same name.
+
+Log lines go through ROS logging: the console ([INFO] [stamp] [tf_shm_bridge]: ..., coloured
+only on a terminal), the node's log file under $ROS_LOG_DIR (default ~/.ros/log) and /rosout.
+
+Example:
+  tf_shm_bridge --ros-args --params-file config/tf_shm_bridge.yaml -p arena_name:=robot1";
+
 /// Serve /tf and /tf_static to every local process through a shared-memory arena.
 ///
 /// ROS arguments go after `--ros-args` as usual; every option below is also a ROS parameter of
 /// the same name with underscores (e.g. `cache_time`), which the command line overrides.
 #[derive(Parser, Debug, Default)]
-#[command(name = "tf_shm_bridge", version, about, long_about = None)]
+#[command(name = "tf_shm_bridge", version, about, long_about = None, after_help = ROS_HELP)]
 pub struct Cli {
     /// Arena name: consumers open it with `tf_shm::open()` (env TF_SHM_NAME). [default: default]
     #[arg(long)]
@@ -46,7 +68,8 @@ pub struct Cli {
     /// Unix group (name or gid) whose members may also attach; default: same user only.
     #[arg(long)]
     pub allowed_group: Option<String>,
-    /// Log filter (tracing syntax: error, warn, info, debug, trace, or per module). [default: info]
+    /// Level of the node's logger (debug, info, warn, error, fatal); wins over --ros-args
+    /// --log-level, which decides when this is unset. [default: unset]
     #[arg(long)]
     pub log_level: Option<String>,
 }
@@ -62,7 +85,8 @@ pub struct Settings {
     pub tf_depth: u32,
     pub tf_static_depth: u32,
     pub allowed_group: Option<u32>,
-    pub log_level: String,
+    /// Set only when given; otherwise `--ros-args --log-level` (default info) applies.
+    pub log_level: Option<Severity>,
 }
 
 /// A ROS parameter value as the bridge reads it.
@@ -237,7 +261,9 @@ pub fn resolve(cli: &Cli, params: &HashMap<String, Param>) -> Result<Settings, S
             .log_level
             .clone()
             .or(str_param(params, "log_level")?)
-            .unwrap_or_else(|| "info".into()),
+            .filter(|l| !l.is_empty())
+            .map(|l| Severity::parse(&l))
+            .transpose()?,
     })
 }
 
@@ -296,6 +322,30 @@ mod tests {
         assert!(resolve(&cli, &HashMap::new())
             .unwrap_err()
             .contains("no-such-group-xyz"));
+        let p = params(&[("log_level", Param::Str("tf_shm=debug".into()))]);
+        assert!(resolve(&Cli::default(), &p)
+            .unwrap_err()
+            .starts_with("log_level"));
+    }
+
+    #[test]
+    fn log_level_is_set_only_when_given() {
+        assert_eq!(
+            resolve(&Cli::default(), &HashMap::new()).unwrap().log_level,
+            None
+        );
+        let p = params(&[("log_level", Param::Str(String::new()))]);
+        assert_eq!(resolve(&Cli::default(), &p).unwrap().log_level, None);
+        let p = params(&[("log_level", Param::Str("WARN".into()))]);
+        let cli = Cli {
+            log_level: Some("debug".into()),
+            ..Cli::default()
+        };
+        assert_eq!(
+            resolve(&Cli::default(), &p).unwrap().log_level,
+            Some(Severity::Warn)
+        );
+        assert_eq!(resolve(&cli, &p).unwrap().log_level, Some(Severity::Debug));
     }
 
     #[test]
