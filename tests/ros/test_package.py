@@ -106,15 +106,19 @@ def test_package_xml_test_depends_match_the_tests():
     assert deps["test_depend"] - tests == set(), f"unused <test_depend>: {deps['test_depend'] - tests}"
 
 
-def test_colcon_finds_only_the_ros_package(tmp_path):
+def test_colcon_finds_only_the_ros_packages(tmp_path):
     """colcon-cargo would take every Cargo workspace member for a package of its own (building it
     with --profile dev, which `--cargo-args --release` contradicts, and installing its test and
-    benchmark binaries); each crate carries a COLCON_IGNORE, so only the node is built."""
+    benchmark binaries); each crate carries a COLCON_IGNORE, so only the node and the C/C++
+    library (an ament package that C++ nodes find_package) are built."""
     r = subprocess.run(["colcon", "--log-base", str(tmp_path / "log"), "list", "--base-paths", str(ROOT)],
                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     found = [line.split("\t") for line in r.stdout.splitlines()]
-    assert found == [["tf_shm_bridge", str(ROOT), "(ament_cargo)"]], r.stdout
+    assert found == [
+        ["tf_shm_bridge", str(ROOT), "(ament_cargo)"],
+        ["tf_shm_c", str(ROOT / "crates" / "tf_shm_c"), "(ros.cmake)"],
+    ], r.stdout
 
 
 # ---------------------------------------------------------------------------------------------
