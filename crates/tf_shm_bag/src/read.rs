@@ -7,10 +7,14 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use mcap::records::Record;
-use mcap::sans_io::{LinearReadEvent, LinearReader};
+use mcap::sans_io::{LinearReadEvent, LinearReader, LinearReaderOptions};
 
 use crate::error::BagError;
 use crate::msg::{self, TfMessage};
+
+/// Largest record accepted, bytes: a damaged length field must not make the reader buffer
+/// gigabytes. rosbag2's chunks are ~1 MiB; a TFMessage of 10⁶ transforms is ~100 MiB.
+const RECORD_LENGTH_LIMIT: usize = 1 << 30;
 
 /// The TF topics to read. rosbag2 records TF under `/tf` and `/tf_static` unless remapped.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +59,10 @@ pub struct TfRecord {
 
 /// Reads the TF messages of one bag in file order (rosbag2 writes in receive order).
 ///
+/// Every CRC the file carries is checked (a chunk's before any of its messages is returned,
+/// the data and summary sections' at their end), so a damaged chunk is an error, not wrong
+/// transforms.
+///
 /// Channels on the TF topics are checked when they appear: schema `tf2_msgs/msg/TFMessage`
 /// (`ros2msg` or `ros2idl`) and message encoding `cdr`, else [`BagError::WrongSchema`] or
 /// [`BagError::WrongEncoding`]. Other topics are skipped without decoding.
@@ -85,7 +93,13 @@ impl BagReader {
         Ok(BagReader {
             path: path.to_path_buf(),
             file,
-            reader: LinearReader::new(),
+            reader: LinearReader::new_with_options(
+                LinearReaderOptions::default()
+                    .with_prevalidate_chunk_crcs(true)
+                    .with_validate_data_section_crc(true)
+                    .with_validate_summary_section_crc(true)
+                    .with_record_length_limit(RECORD_LENGTH_LIMIT),
+            ),
             topics: topics.clone(),
             bytes_read: 0,
             schemas: HashMap::new(),
