@@ -153,8 +153,11 @@ fn loop_clears_dynamic_history_and_keeps_statics() {
     r.stop();
 }
 
+/// A sample as names and numbers: stamp, parent, translation and rotation.
+type NamedSample = (i64, String, [f64; 7]);
+
 /// Every frame's samples, by name, from an in-memory load.
-fn samples_by_name(path: &std::path::Path) -> Vec<(String, Vec<(i64, String, [f64; 7])>)> {
+fn samples_by_name(path: &std::path::Path) -> Vec<(String, Vec<NamedSample>)> {
     let b = tf_shm_bag::load(path).unwrap_or_else(|e| panic!("{e}"));
     let v = &b.view;
     let mut out = Vec::new();
