@@ -14,6 +14,7 @@
 #   3. the side-by-side comparison (crates/tf_shm_bench: tf_shm, tf2 BufferCore, tf_tree),
 #   4. bridge ingest and DDS -> visible latency (scripts/latency.sh),
 #   5. fan-out: per-process r2r listeners vs tf_shm_bridge + tf_shm consumers (scripts/fanout.sh),
+#   6. bag replay throughput and memory (scripts/bag_bench.sh),
 # and assemble the report. Nothing here asserts on timings. Steps 4 and 5 run ROS 2 (the
 # environment of scripts/ros-env.sh) in a loopback-only network namespace, so they need root;
 # without root they are skipped and the report says so. They build the bridge with the
@@ -130,6 +131,14 @@ else
     echo "not root: skipping scripts/latency.sh and scripts/fanout.sh (network namespace)" >&2
 fi
 
+# ---- 6. bag replay ----
+echo "bag replay (scripts/bag_bench.sh) …" >&2
+if scripts/bag_bench.sh >"$work/bag.md"; then
+    bag_result=ok
+else
+    bag_result=failed
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 t_end=$(date +%s)
 
@@ -173,6 +182,7 @@ cores=$(nproc)
     echo "target/bench/release/tf_shm_bench ${cmp_args[*]}"
     echo "scripts/latency.sh                                     # as root; builds in target/"
     echo "scripts/fanout.sh --window $fanout_window --warmup $fanout_warmup              # as root; builds in target/"
+    echo "scripts/bag_bench.sh                                   # same env as the first lines"
     echo '```'
     echo
     echo "## tf_shm alone (criterion, issue 2 item 7)"
@@ -257,6 +267,16 @@ PY
     else
         echo "**Not measured in this run** ($fanout_result: \`scripts/fanout.sh\` needs root for its"
         echo "loopback-only network namespace). No numbers are given, and none are estimated."
+    fi
+    echo
+    echo "## Bag replay: \`tf_shm replay --as-fast-as-possible\` (issue 16)"
+    echo
+    if [ "$bag_result" = ok ]; then
+        echo "\`scripts/bag_bench.sh\`:"
+        echo
+        cat "$work/bag.md"
+    else
+        echo "**Not measured in this run** (\`scripts/bag_bench.sh\` failed; see its output)."
     fi
     echo
     echo "## Analysis (hand-written; kept across re-runs)"

@@ -92,6 +92,7 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
         tf: a.tf_topic.clone(),
         tf_static: a.tf_static_topic.clone(),
     };
+    let scan_started = Instant::now();
     let bag = match ScannedBag::open(&a.bag, &topics) {
         Ok(b) => b,
         Err(e) => {
@@ -99,6 +100,7 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
             return crate::EXIT_NO_ARENA;
         }
     };
+    let scan_s = scan_started.elapsed().as_secs_f64();
     let config = ArenaConfig {
         max_frames: a.max_frames,
         cache_time_ns: (a.cache_time * 1e9).round() as i64,
@@ -192,6 +194,7 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
             "messages": end.messages,
             "loops": end.loops,
             "stopped": end.stopped,
+            "scan_s": scan_s,
             "elapsed_s": end.elapsed.as_secs_f64(),
             "transforms_per_s": rate,
             "stored": c.stored,
@@ -204,7 +207,8 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
     } else {
         eprintln!(
             "tf_shm replay: {} {} transforms ({} /tf messages, {} pass{}) in {:.3} s, {:.0} \
-             transforms/s; {} stored, {} duplicates, {} refused, {} with history cut",
+             transforms/s (after a {:.3} s check of the file); {} stored, {} duplicates, {} \
+             refused, {} with history cut",
             if end.stopped {
                 "stopped after"
             } else {
@@ -216,6 +220,7 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
             if end.loops == 1 { "" } else { "es" },
             end.elapsed.as_secs_f64(),
             rate,
+            scan_s,
             c.stored,
             c.duplicates,
             c.refused,
