@@ -61,7 +61,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = k as f64 * 0.01;
         let msg = TfMessage {
             transforms: (0..FRAMES)
-                .map(|i| ts(&parent(i), &names[i], stamp, 0.5 + 0.1 * (t + i as f64).sin(), t))
+                .map(|i| {
+                    ts(
+                        &parent(i),
+                        &names[i],
+                        stamp,
+                        0.5 + 0.1 * (t + i as f64).sin(),
+                        t,
+                    )
+                })
                 .collect(),
         };
         bag.write(false, (stamp + 1_000_000) as u64, &msg)?;
