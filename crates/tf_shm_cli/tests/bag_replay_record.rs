@@ -129,6 +129,11 @@ fn loop_clears_dynamic_history_and_keeps_statics() {
     let r = Replay::start(&dir, &["--loop", "--rate", "4", path_str(&bag)]);
     let b = buffer(&dir);
     let end = Instant::now() + Duration::from_secs(20);
+    // The arena is served from its creation; the statics land right after.
+    while b.lookup_transform(&sp, &sc, 0).is_err() {
+        assert!(Instant::now() < end, "statics never arrived");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let (mut newest_seen, mut went_back) = (i64::MIN, false);
     let mut clears = 0;
     while Instant::now() < end && (clears < 2 || !went_back) {
