@@ -38,7 +38,9 @@ from mcap.writer import CompressionType, Writer as RawWriter
 from mcap_ros2.reader import read_ros2_messages
 from mcap_ros2.writer import Writer
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "scripts"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tf_shm", "tests", "reference"))
 import pr2_publisher as pr2  # noqa: E402
 
 NS = 1_000_000_000
@@ -148,27 +150,15 @@ def payloads_of(path):
         return [m.data for _, _, m in make_reader(f).iter_messages(topics=["/tf"])][:3]
 
 
-class Stamp(object):
-    """tf2_py only calls to_sec() on the times it is given."""
-
-    __slots__ = ("sec",)
-
-    def __init__(self, ns):
-        self.sec = ns / 1e9
-
-    def to_sec(self):
-        return self.sec
-
-
 def normalised(q):
     n = math.sqrt(sum(c * c for c in q))
     return [c / n for c in q]
 
 
 def reference(bag, queries_n, seed):
-    import rospy  # noqa: F401  (tf2_py needs rospy's message machinery loaded)
-    import tf2_py
-    from geometry_msgs.msg import TransformStamped
+    # The differential test's reference module: Debian's tf2 imported as it needs, and its
+    # Stamp (tf2_py only calls to_sec() on the times it is given).
+    from tf2_reference import Stamp, TransformStamped, tf2_py
 
     core = tf2_py.BufferCore(Stamp(3600 * NS))
     msgs = [(m.channel.topic, m.ros_msg) for m in read_ros2_messages(bag, log_time_order=False)]
