@@ -111,11 +111,10 @@ pub fn replay(
         let pass_start = Instant::now();
         for rec in BagReader::open(&bag.path, &bag.topics)? {
             let rec = rec?;
-            if rec.is_static || rec.log_time < begin {
+            // Not `break` past the end: a file is in write order, which a recorder may not
+            // have kept strictly sorted by receive time.
+            if rec.is_static || rec.log_time < begin || rec.log_time > finish {
                 continue;
-            }
-            if rec.log_time > finish {
-                break;
             }
             if let Some(rate) = opts.rate {
                 let due = pass_start
