@@ -305,3 +305,18 @@ fn bad_bags_are_refused_before_serving() {
     assert_eq!(t.transform.translation, [1.0, 0.0, 0.0]);
     assert_eq!(owner.view().frame_count(), 3);
 }
+
+#[test]
+fn record_refuses_to_overwrite_and_needs_an_arena() {
+    let dir = TestDir::new("recbad");
+    let out = support::bags().join("existing.mcap");
+    std::fs::write(&out, b"keep me").unwrap();
+    let run = dir.run(&["record", path_str(&out)]);
+    assert_eq!(run.0.status.code(), Some(3), "{}", run.stderr());
+    assert!(run.stderr().contains("--force"), "{}", run.stderr());
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    // --force, but no arena is served here: nothing written either.
+    let run = dir.run(&["record", "--force", path_str(&out)]);
+    assert_eq!(run.0.status.code(), Some(3), "{}", run.stderr());
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+}
