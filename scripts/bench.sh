@@ -11,7 +11,8 @@
 # workspace's normal release build is not invalidated, then
 #   1. the zero-allocation test (crates/tf_shm/tests/alloc_free.rs),
 #   2. the criterion benches of tf_shm (crates/tf_shm/benches/lookup.rs),
-#   3. the side-by-side comparison (crates/tf_shm_bench: tf_shm, tf2 BufferCore, tf_tree),
+#   3. the side-by-side comparison (crates/tf_shm_bench: tf_shm, tf2 BufferCore, tf_tree; and
+#      the C++ rows: tf_shm.hpp over the C ABI of crates/tf_shm_c against tf2 BufferCore),
 #   4. bridge ingest and DDS -> visible latency (scripts/latency.sh),
 #   5. fan-out: per-process r2r listeners vs tf_shm_bridge + tf_shm consumers (scripts/fanout.sh),
 #   6. bag replay throughput and memory (scripts/bag_bench.sh),

@@ -10,7 +10,10 @@ cd "$(dirname "$0")/.."
 step() { printf '\n=== %s\n' "$*"; }
 
 step "system packages"
-pkgs=(python3-tf2 python3-geometry-msgs python3-venv graphviz iproute2 libtf2-dev)
+pkgs=(python3-tf2 python3-geometry-msgs python3-venv graphviz iproute2 libtf2-dev
+  # C ABI and C++ wrapper (crates/tf_shm_c): header generator, compilers with ASan/UBSan
+  # runtimes, CMake, and orocos KDL as the reference of the geometry_msgs interop test.
+  cbindgen gcc g++ clang libclang-rt-14-dev cmake liborocos-kdl-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
@@ -41,6 +44,10 @@ cargo test --workspace --release --no-fail-fast 2>&1 | tee target/rust-tests.log
 # Summarise cargo's per-binary result lines into the one line CI reads.
 awk '/^test result:/ {p += $4; f += $6} END {printf "rust: %d passed, %d failed\n", p, f}' \
   target/rust-tests.log
+
+step "C ABI and C++ wrapper: header freshness, C/C++ tests under ASan+UBSan (gcc, clang), CMake package, colcon example"
+crates/tf_shm_c/tests/run.sh
+crates/tf_shm_c/tests/packaging.sh
 
 step "loom model of the ring protocol (preemption bound 2; crates/tf_shm/src/ring.rs)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \

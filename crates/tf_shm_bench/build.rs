@@ -16,6 +16,17 @@ fn main() {
         .opt_level(2)
         .warnings(false)
         .compile("tf2_shim");
+    // The C++ arm: tf_shm.hpp over tf_shm_c's C ABI (its symbols come from the tf_shm_c rlib).
+    println!("cargo:rerun-if-changed=src/cxx_arm.cpp");
+    println!("cargo:rerun-if-changed=../tf_shm_c/include/tf_shm.hpp");
+    println!("cargo:rerun-if-changed=../tf_shm_c/include/tf_shm.h");
+    cc::Build::new()
+        .cpp(true)
+        .file("src/cxx_arm.cpp")
+        .include("../tf_shm_c/include")
+        .flag("-std=c++17")
+        .opt_level(2)
+        .compile("tf_shm_cxx_arm");
     for lib in ["tf2", "console_bridge", "rostime"] {
         println!("cargo:rustc-link-lib=dylib={lib}");
     }

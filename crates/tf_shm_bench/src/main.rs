@@ -16,6 +16,7 @@
 //! machine hits every arm alike; ratios are taken per round and summarised by median and range.
 
 mod arms;
+mod cxx;
 mod minimal;
 mod scenario;
 mod tf2;
@@ -27,7 +28,11 @@ use std::time::{Duration, Instant};
 
 use arms::{Answer, Arm, Cell, Tf2, TfShm, TfTree};
 use scenario::{Scenario, TimeKind};
+use tf_shm::rendezvous::{Mode, Open};
 use tf_shm::{Arena, ArenaConfig, ArenaView, FramePair};
+
+// The C++ arm (src/cxx_arm.cpp) calls tf_shm_c's C ABI: load the crate so its symbols link.
+extern crate tf_shm_c;
 
 const TOL: f64 = 1e-9;
 
@@ -177,8 +182,6 @@ const A_REMOTE: usize = 2;
 const A_TF2: usize = 3;
 const A_TREE: usize = 4;
 const A_MIN: usize = 5;
-/// Number of arms.
-const ARMS: usize = 6;
 
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("--writer-child") {
@@ -243,7 +246,7 @@ fn main() {
     for (sc_i, sc) in scenarios.iter().enumerate() {
         for kind in TimeKind::ALL {
             let cell = Cell::new(sc_i, sc, scenario::queries(sc, kind, o.queries));
-            results.push(run_cell(&o, &cell, kind, &mut arms));
+            results.push(run_cell(&o, &cell, kind, &mut arms, A_TF2));
         }
     }
 
@@ -263,37 +266,195 @@ fn main() {
     drop(child.stdin.take());
     let _ = child.wait();
 
+    let cxx = cxx_cells(&o, &scenarios, arms[A_TF2].take().expect("tf2 arm"));
+
     print_report(&o, &results, &threads, &arm_names, tf_tree_error.as_deref());
+    print_cxx_report(&o, &cxx);
 }
 
+/// Arms of the C++ table, the reference (tf2) first.
+const C_TF2: usize = 0;
+const C_RUST_NAMES: usize = 1;
+const C_CXX_NAMES: usize = 2;
+const C_RUST_PAIR: usize = 3;
+const C_CXX_PAIR: usize = 4;
+
+/// The C++ rows: chains of depth 3 and 15 served through the rendezvous (as by the bridge),
+/// read by `tf_shm.hpp`'s `tf_shm::Buffer` and by the Rust `tf_shm::Buffer` it wraps, with tf2.
+fn cxx_cells(o: &Opts, scenarios: &[Scenario], tf2: Box<dyn Arm>) -> Vec<CellResult> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("tf_shm_bench_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("runtime dir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    // The C++ Buffer finds the arena through the environment, as a node would.
+    std::env::set_var("TF_SHM_RUNTIME_DIR", &dir);
+    let chosen = |s: &Scenario| s.name == "chain depth 3" || s.name == "chain depth 15";
+    let names: Vec<Option<String>> = scenarios
+        .iter()
+        .enumerate()
+        .map(|(i, s)| chosen(s).then(|| format!("bench{i}")))
+        .collect();
+    let open = |n: &str| Open::new().runtime_dir(&dir).name(n).domain(0);
+    let mut owners = Vec::new();
+    for (sc, n) in scenarios.iter().zip(&names) {
+        if let Some(n) = n {
+            let mut owner = open(n)
+                .mode(Mode::ReadWrite)
+                .create(arena_config())
+                .open_owner()
+                .expect("serve a bench arena");
+            arms::fill_tf_shm(owner.writer(), sc);
+            owners.push(owner);
+        }
+    }
+    let buffers = || -> Vec<Option<tf_shm::Buffer>> {
+        names
+            .iter()
+            .map(|n| {
+                n.as_ref()
+                    .map(|n| open(n).open().expect("open a bench arena"))
+            })
+            .collect()
+    };
+    let pairs: Vec<Vec<(String, String)>> = scenarios.iter().map(|s| s.pairs.clone()).collect();
+    let mut arms: Vec<Option<Box<dyn Arm>>> = vec![
+        Some(tf2),
+        Some(Box::new(cxx::RustBuffer::new(
+            "Rust Buffer names",
+            buffers(),
+            &pairs,
+            true,
+        ))),
+        Some(Box::new(cxx::Cxx::new("C++ names", &names, &pairs, true))),
+        Some(Box::new(cxx::RustBuffer::new(
+            "Rust Buffer pair",
+            buffers(),
+            &pairs,
+            false,
+        ))),
+        Some(Box::new(cxx::Cxx::new("C++ pair", &names, &pairs, false))),
+    ];
+    let mut results = Vec::new();
+    for (sc_i, sc) in scenarios.iter().enumerate() {
+        if names[sc_i].is_none() {
+            continue;
+        }
+        for kind in [TimeKind::Interp, TimeKind::Recent, TimeKind::Latest] {
+            let cell = Cell::new(sc_i, sc, scenario::queries(sc, kind, o.queries));
+            results.push(run_cell(o, &cell, kind, &mut arms, C_TF2));
+        }
+    }
+    drop(arms);
+    drop(owners);
+    let _ = std::fs::remove_dir_all(&dir);
+    results
+}
+
+/// Median over rounds of (a − b), ns.
+fn diff_ns(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let mut d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    Some(median(&mut d))
+}
+
+fn print_cxx_report(o: &Opts, cxx: &[CellResult]) {
+    println!("\n### C++: tf_shm.hpp against tf2's C++ BufferCore (ns per lookup, median of {} alternating rounds)\n", o.rounds);
+    println!(
+        "*C++ names* = `tf_shm::Buffer::lookupTransform(target, source, TimePoint)` of \
+         `tf_shm.hpp` (returns a `TransformStamped` with both names, as tf2's does); *C++ pair* \
+         = `tf_shm::FramePair::lookup(TimePoint)`; both called from C++ \
+         (`crates/tf_shm_bench/src/cxx_arm.cpp`) through the C ABI of `tf_shm_c`. *Rust Buffer* \
+         = the `tf_shm::Buffer::lookup_transform` / `lookup_pair` calls they wrap. The arenas \
+         are served through the rendezvous as the bridge serves them. tf2 as above. *C++ − \
+         Rust* = median of per-round differences.\n"
+    );
+    println!("| scenario | query | tf2 | Rust Buffer names | C++ names | Rust Buffer pair | C++ pair | tf2 / C++ names | tf2 / C++ pair | C++ − Rust, names | C++ − Rust, pair |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let fd = |d: Option<f64>| d.map_or("—".to_string(), |d| format!("{d:+.1} ns"));
+    for r in cxx {
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.scenario,
+            r.kind.label(),
+            fmt_ns(&r.ns[C_TF2]),
+            fmt_ns(&r.ns[C_RUST_NAMES]),
+            fmt_ns(&r.ns[C_CXX_NAMES]),
+            fmt_ns(&r.ns[C_RUST_PAIR]),
+            fmt_ns(&r.ns[C_CXX_PAIR]),
+            fmt_ratio(ratios(&r.ns[C_TF2], &r.ns[C_CXX_NAMES])),
+            fmt_ratio(ratios(&r.ns[C_TF2], &r.ns[C_CXX_PAIR])),
+            fd(diff_ns(&r.ns[C_CXX_NAMES], &r.ns[C_RUST_NAMES])),
+            fd(diff_ns(&r.ns[C_CXX_PAIR], &r.ns[C_RUST_PAIR])),
+        );
+    }
+    for r in cxx.iter().flat_map(|r| r.notes.iter().map(move |n| (r, n))) {
+        println!("\n- {} / {}: {}", r.0.scenario, r.0.kind.label(), r.1);
+    }
+    println!("\n### Targets (C++)\n");
+    let find = |k: TimeKind| {
+        cxx.iter()
+            .find(|r| r.scenario == "chain depth 3" && r.kind == k)
+    };
+    for (k, goal) in [(TimeKind::Interp, 3.0), (TimeKind::Latest, 2.0)] {
+        if let Some(r) = find(k) {
+            let m = ratios(&r.ns[C_TF2], &r.ns[C_CXX_NAMES]).map_or(f64::NAN, |x| x.0);
+            println!(
+                "- C++ by name ≥ {goal:.0}× tf2 at depth 3, {}: {m:.1}× → {}",
+                k.label(),
+                if m >= goal { "met" } else { "**missed**" }
+            );
+        }
+    }
+    let worst = |a: usize, b: usize| {
+        cxx.iter()
+            .filter_map(|r| diff_ns(&r.ns[a], &r.ns[b]))
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    for (label, a, b) in [
+        ("names", C_CXX_NAMES, C_RUST_NAMES),
+        ("pair", C_CXX_PAIR, C_RUST_PAIR),
+    ] {
+        let w = worst(a, b);
+        println!(
+            "- C++ costs ≤ 10 ns more than the Rust call it wraps ({label}): at most {w:+.1} ns → {}",
+            if w <= 10.0 { "met" } else { "**missed**" }
+        );
+    }
+}
+
+/// Times one cell: every arm is checked against `arms[reference]` (tf2), then timed in
+/// alternating rounds.
 fn run_cell(
     o: &Opts,
     cell: &Cell,
     kind: TimeKind,
     arms: &mut [Option<Box<dyn Arm>>],
+    reference: usize,
 ) -> CellResult {
     eprintln!("{} / {}", cell.scenario.name, kind.label());
     let mut notes = Vec::new();
     // Agreement with tf2, query by query, before timing anything.
-    let reference: Vec<Result<Answer, String>> = {
-        let tf2 = arms[A_TF2].as_mut().unwrap();
+    let answers: Vec<Result<Answer, String>> = {
+        let tf2 = arms[reference].as_mut().unwrap();
         cell.queries.iter().map(|q| tf2.answer(cell, q)).collect()
     };
-    if let Some(e) = reference.iter().find_map(|r| r.as_ref().err()) {
+    if let Some(e) = answers.iter().find_map(|r| r.as_ref().err()) {
         notes.push(format!("tf2 itself failed a query: {e}"));
     }
-    let mut ok = [false; ARMS];
+    let mut ok = vec![false; arms.len()];
     for (a, arm) in arms.iter_mut().enumerate() {
         let Some(arm) = arm else { continue };
         if !arm.supports(cell) {
             continue;
         }
-        if a == A_TF2 {
-            ok[a] = reference.iter().all(|r| r.is_ok());
+        if a == reference {
+            ok[a] = answers.iter().all(|r| r.is_ok());
             continue;
         }
         let (mut max_dt, mut max_dq, mut bad) = (0.0f64, 0.0f64, None);
-        for (q, r) in cell.queries.iter().zip(&reference) {
+        for (q, r) in cell.queries.iter().zip(&answers) {
             let Ok(r) = r else { continue };
             match arm.answer(cell, q) {
                 Ok(ans) => {
@@ -325,7 +486,7 @@ fn run_cell(
     }
 
     // Calibrate a batch size per arm for ~o.ms per measurement.
-    let mut n = [0usize; ARMS];
+    let mut n = vec![0usize; arms.len()];
     for (a, arm) in arms.iter_mut().enumerate() {
         let Some(arm) = arm else { continue };
         if !ok[a] {
@@ -338,7 +499,7 @@ fn run_cell(
         let per = (thread_cpu_ns() - t) as f64 * 1e-9 / probe as f64;
         n[a] = ((o.ms as f64 * 1e-3 / per) as usize).clamp(1000, 50_000_000);
     }
-    let mut ns = vec![Vec::new(); ARMS];
+    let mut ns = vec![Vec::new(); arms.len()];
     for _ in 0..o.rounds {
         for (a, arm) in arms.iter_mut().enumerate() {
             let Some(arm) = arm else { continue };

@@ -1,0 +1,443 @@
+// tf_shm.hpp: header-only C++17 wrapper of the tf_shm C ABI (tf_shm.h), shaped like
+// tf2_ros::Buffer / tf2::BufferCore. Reads ROS 2 transforms from the shared-memory arena that
+// tf_shm_bridge serves, with tf2's answers, error classes and texts (ROS 2 Jazzy).
+//
+//   tf_shm::Buffer buffer;  // the arena of $ROS_DOMAIN_ID
+//   auto t = buffer.lookupTransform("map", "base_link", tf_shm::TimePointZero);
+//   // t.transform: T_map_base_link; translation x, y, z (m); rotation x, y, z, w.
+//
+// Times and durations are tf2's own types (tf2::TimePoint, tf2::Duration): ns since the epoch
+// of the data's clock, so tf2::TimePointZero and tf2_ros::fromMsg(stamp) work unchanged.
+// Lookups throw tf_shm's mirrors of tf2's exceptions, each with tf2's what() text.
+#ifndef TF_SHM_HPP
+#define TF_SHM_HPP
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tf_shm.h"
+
+namespace tf_shm
+{
+
+/// tf2::Duration: nanoseconds.
+using Duration = std::chrono::nanoseconds;
+/// tf2::TimePoint: ns since the epoch of the data's clock (system or ROS time).
+using TimePoint = std::chrono::time_point<std::chrono::system_clock, Duration>;
+/// tf2::TimePointZero: "the latest common time" in lookups.
+constexpr TimePoint TimePointZero = TimePoint(Duration::zero());
+
+/// tf2::TransformException and its subclasses (tf2/exceptions.h, ROS 2 Jazzy): same hierarchy,
+/// same what() texts.
+class TransformException : public std::runtime_error
+{
+public:
+  explicit TransformException(const std::string & what) : std::runtime_error(what) {}
+};
+class ConnectivityException : public TransformException
+{
+public:
+  explicit ConnectivityException(const std::string & what) : TransformException(what) {}
+};
+class LookupException : public TransformException
+{
+public:
+  explicit LookupException(const std::string & what) : TransformException(what) {}
+};
+class ExtrapolationException : public TransformException
+{
+public:
+  explicit ExtrapolationException(const std::string & what) : TransformException(what) {}
+};
+class BackwardExtrapolationException : public ExtrapolationException
+{
+public:
+  explicit BackwardExtrapolationException(const std::string & what) : ExtrapolationException(what) {}
+};
+class ForwardExtrapolationException : public ExtrapolationException
+{
+public:
+  explicit ForwardExtrapolationException(const std::string & what) : ExtrapolationException(what) {}
+};
+class NoDataForExtrapolationException : public ExtrapolationException
+{
+public:
+  explicit NoDataForExtrapolationException(const std::string & what)
+  : ExtrapolationException(what) {}
+};
+class InvalidArgumentException : public TransformException
+{
+public:
+  explicit InvalidArgumentException(const std::string & what) : TransformException(what) {}
+};
+class TimeoutException : public TransformException
+{
+public:
+  explicit TimeoutException(const std::string & what) : TransformException(what) {}
+};
+/// Not tf2's: the shared arena could not be read (damaged, or a writer stuck mid-update).
+class ArenaException : public TransformException
+{
+public:
+  explicit ArenaException(const std::string & what) : TransformException(what) {}
+};
+/// Not tf2's: opening failed (no bridge serving, permissions, ABI mismatch) or misuse (a
+/// moved-from Buffer or FramePair). status() is the C ABI's code.
+class Error : public std::runtime_error
+{
+public:
+  Error(tf_shm_status status, const std::string & what) : std::runtime_error(what), status_(status) {}
+  tf_shm_status status() const noexcept {return status_;}
+
+private:
+  tf_shm_status status_;
+};
+
+/// Throws the exception of a failed C call, with the thread's last error text.
+[[noreturn]] inline void throwStatus(tf_shm_status status)
+{
+  const std::string what = tf_shm_last_error_message();
+  switch (status) {
+    case TF_SHM_LOOKUP_EXCEPTION: throw LookupException(what);
+    case TF_SHM_CONNECTIVITY_EXCEPTION: throw ConnectivityException(what);
+    case TF_SHM_FORWARD_EXTRAPOLATION_EXCEPTION: throw ForwardExtrapolationException(what);
+    case TF_SHM_BACKWARD_EXTRAPOLATION_EXCEPTION: throw BackwardExtrapolationException(what);
+    case TF_SHM_NO_DATA_FOR_EXTRAPOLATION_EXCEPTION: throw NoDataForExtrapolationException(what);
+    case TF_SHM_INVALID_ARGUMENT_EXCEPTION: throw InvalidArgumentException(what);
+    case TF_SHM_TIMEOUT_EXCEPTION: throw TimeoutException(what);
+    case TF_SHM_ARENA_ERROR: throw ArenaException(what);
+    default: throw Error(status, what);
+  }
+}
+
+inline std::int64_t toNs(const TimePoint & t) {return t.time_since_epoch().count();}
+inline TimePoint fromNs(std::int64_t ns) {return TimePoint(Duration(ns));}
+
+/// A rigid transform: translation x, y, z in metres; rotation quaternion x, y, z, w.
+struct Transform
+{
+  std::array<double, 3> translation;
+  std::array<double, 4> rotation;
+};
+
+/// A lookup's answer, as geometry_msgs/TransformStamped: frame_id = target, child_frame_id =
+/// source, transform = T_target_source (maps points in the source frame into the target
+/// frame); stamp as tf2 returns it (the requested time, or the latest common time for 0).
+struct TransformStamped
+{
+  TimePoint stamp;
+  std::string frame_id;
+  std::string child_frame_id;
+  Transform transform;
+};
+
+/// The answer of a FramePair lookup: no strings, for hot loops.
+struct StampedTransform
+{
+  TimePoint stamp;
+  Transform transform;
+};
+
+namespace detail
+{
+inline Transform toTransform(const tf_shm_transform_stamped & t)
+{
+  return Transform{{t.translation[0], t.translation[1], t.translation[2]},
+    {t.rotation[0], t.rotation[1], t.rotation[2], t.rotation[3]}};
+}
+inline TransformStamped toStamped(
+  const tf_shm_transform_stamped & t, const std::string & target, const std::string & source)
+{
+  return TransformStamped{fromNs(t.stamp_ns), target, source, toTransform(t)};
+}
+inline void check(tf_shm_status st)
+{
+  if (st != TF_SHM_OK) {throwStatus(st);}
+}
+/// canTransform's answer: false with the text for tf2's classes (and a damaged arena), a throw
+/// for misuse.
+inline bool answer(tf_shm_status st, std::string * errstr)
+{
+  if (st == TF_SHM_OK) {return true;}
+  if (st > TF_SHM_ARENA_ERROR) {throwStatus(st);}
+  if (errstr) {*errstr = tf_shm_last_error_message();}
+  return false;
+}
+/// Calls `f(buf, cap, &len)` with a growing buffer until the text fits.
+template<typename F>
+std::string text(F f)
+{
+  std::string s(256, '\0');
+  for (;;) {
+    std::size_t len = 0;
+    tf_shm_status st = f(&s[0], s.size() + 1, &len);
+    if (st == TF_SHM_OK) {
+      s.resize(len);
+      return s;
+    }
+    if (st != TF_SHM_BUFFER_TOO_SMALL) {throwStatus(st);}
+    s.assign(len, '\0');  // the text can grow between calls: loop
+  }
+}
+}  // namespace detail
+
+/// A (target, source) pair resolved once for hot loops; made by Buffer::pair(). Answers and
+/// errors are lookupTransform's. Movable; thread-safe.
+class FramePair
+{
+public:
+  FramePair(FramePair && o) noexcept
+  : h_(std::exchange(o.h_, tf_shm_pair{0})), target_(std::move(o.target_)),
+    source_(std::move(o.source_)) {}
+  FramePair & operator=(FramePair && o) noexcept
+  {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, tf_shm_pair{0});
+      target_ = std::move(o.target_);
+      source_ = std::move(o.source_);
+    }
+    return *this;
+  }
+  FramePair(const FramePair &) = delete;
+  FramePair & operator=(const FramePair &) = delete;
+  ~FramePair() {reset();}
+
+  /// T_target_source at `time` (TimePointZero: latest common time).
+  StampedTransform lookup(const TimePoint & time) const
+  {
+    tf_shm_transform_stamped t;
+    detail::check(tf_shm_pair_lookup(h_, toNs(time), &t));
+    return StampedTransform{fromNs(t.stamp_ns), detail::toTransform(t)};
+  }
+  /// lookup() as a TransformStamped with the frame names.
+  TransformStamped lookupTransform(const TimePoint & time) const
+  {
+    tf_shm_transform_stamped t;
+    detail::check(tf_shm_pair_lookup(h_, toNs(time), &t));
+    return detail::toStamped(t, target_, source_);
+  }
+  const std::string & target() const noexcept {return target_;}
+  const std::string & source() const noexcept {return source_;}
+
+private:
+  friend class Buffer;
+  FramePair(tf_shm_pair h, std::string target, std::string source)
+  : h_(h), target_(std::move(target)), source_(std::move(source)) {}
+  void reset() noexcept
+  {
+    if (h_.id != 0) {tf_shm_pair_free(h_);}
+    h_.id = 0;
+  }
+  tf_shm_pair h_;
+  std::string target_, source_;
+};
+
+/// tf2_ros::Buffer's reading half over a tf_shm arena: RAII (closes on destruction), movable,
+/// every method const and safe to call from several threads at once. A moved-from Buffer
+/// throws tf_shm::Error(TF_SHM_INVALID_HANDLE).
+class Buffer
+{
+public:
+  /// Opens the arena `name` ("" for $TF_SHM_NAME / "default") of ROS domain `domain` (negative
+  /// for $TF_SHM_DOMAIN / $ROS_DOMAIN_ID / 0). With `wait_for_bridge` > 0, waits up to that long
+  /// for a bridge to serve it. Throws tf_shm::Error (TF_SHM_OPEN_ERROR, or an ABI mismatch
+  /// between this header and the loaded library).
+  explicit Buffer(
+    const std::string & name = "", int domain = -1, Duration wait_for_bridge = Duration::zero())
+  {
+    if (!tf_shm_abi_ok()) {
+      throw Error(TF_SHM_OPEN_ERROR, "tf_shm: libtf_shm_c has ABI " +
+        std::to_string(tf_shm_abi_version()) + ", this tf_shm.hpp was built for ABI " +
+        std::to_string(TF_SHM_ABI_VERSION));
+    }
+    detail::check(tf_shm_buffer_open(name.empty() ? nullptr : name.c_str(), domain,
+      wait_for_bridge.count(), &h_));
+  }
+  Buffer(Buffer && o) noexcept : h_(std::exchange(o.h_, tf_shm_buffer{0})) {}
+  Buffer & operator=(Buffer && o) noexcept
+  {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, tf_shm_buffer{0});
+    }
+    return *this;
+  }
+  Buffer(const Buffer &) = delete;
+  Buffer & operator=(const Buffer &) = delete;
+  ~Buffer() {reset();}
+
+  /// tf2::BufferCore::lookupTransform(target, source, time): T_target_source.
+  TransformStamped lookupTransform(
+    const std::string & target_frame, const std::string & source_frame,
+    const TimePoint & time) const
+  {
+    tf_shm_transform_stamped t;
+    detail::check(tf_shm_lookup_transform(h_, target_frame.c_str(), source_frame.c_str(),
+      toNs(time), &t));
+    return detail::toStamped(t, target_frame, source_frame);
+  }
+  /// tf2_ros::Buffer::lookupTransform with a timeout: waits for canTransform, then throws the
+  /// plain lookup's exception if it still fails.
+  TransformStamped lookupTransform(
+    const std::string & target_frame, const std::string & source_frame,
+    const TimePoint & time, const Duration timeout) const
+  {
+    tf_shm_transform_stamped t;
+    detail::check(tf_shm_lookup_transform_timeout(h_, target_frame.c_str(),
+      source_frame.c_str(), toNs(time), timeout.count(), &t));
+    return detail::toStamped(t, target_frame, source_frame);
+  }
+  /// tf2's two-time lookupTransform through `fixed_frame`.
+  TransformStamped lookupTransform(
+    const std::string & target_frame, const TimePoint & target_time,
+    const std::string & source_frame, const TimePoint & source_time,
+    const std::string & fixed_frame) const
+  {
+    tf_shm_transform_stamped t;
+    detail::check(tf_shm_lookup_transform_full(h_, target_frame.c_str(), toNs(target_time),
+      source_frame.c_str(), toNs(source_time), fixed_frame.c_str(), &t));
+    return detail::toStamped(t, target_frame, source_frame);
+  }
+  /// tf2_ros's two-time lookupTransform with a timeout.
+  TransformStamped lookupTransform(
+    const std::string & target_frame, const TimePoint & target_time,
+    const std::string & source_frame, const TimePoint & source_time,
+    const std::string & fixed_frame, const Duration timeout) const
+  {
+    tf_shm_transform_stamped t;
+    detail::check(tf_shm_lookup_transform_full_timeout(h_, target_frame.c_str(),
+      toNs(target_time), source_frame.c_str(), toNs(source_time), fixed_frame.c_str(),
+      timeout.count(), &t));
+    return detail::toStamped(t, target_frame, source_frame);
+  }
+
+  /// tf2::BufferCore::canTransform: false with tf2's error string in *error_msg.
+  bool canTransform(
+    const std::string & target_frame, const std::string & source_frame,
+    const TimePoint & time, std::string * error_msg = nullptr) const
+  {
+    return detail::answer(tf_shm_can_transform(h_, target_frame.c_str(), source_frame.c_str(),
+      toNs(time)), error_msg);
+  }
+  /// tf2_ros::Buffer::canTransform with a timeout (polls until it can or the time is up).
+  bool canTransform(
+    const std::string & target_frame, const std::string & source_frame,
+    const TimePoint & time, const Duration timeout, std::string * errstr = nullptr) const
+  {
+    return detail::answer(tf_shm_can_transform_timeout(h_, target_frame.c_str(),
+      source_frame.c_str(), toNs(time), timeout.count()), errstr);
+  }
+  /// tf2's two-time canTransform.
+  bool canTransform(
+    const std::string & target_frame, const TimePoint & target_time,
+    const std::string & source_frame, const TimePoint & source_time,
+    const std::string & fixed_frame, std::string * error_msg = nullptr) const
+  {
+    return detail::answer(tf_shm_can_transform_full(h_, target_frame.c_str(), toNs(target_time),
+      source_frame.c_str(), toNs(source_time), fixed_frame.c_str()), error_msg);
+  }
+  /// tf2_ros's two-time canTransform with a timeout.
+  bool canTransform(
+    const std::string & target_frame, const TimePoint & target_time,
+    const std::string & source_frame, const TimePoint & source_time,
+    const std::string & fixed_frame, const Duration timeout,
+    std::string * errstr = nullptr) const
+  {
+    return detail::answer(tf_shm_can_transform_full_timeout(h_, target_frame.c_str(),
+      toNs(target_time), source_frame.c_str(), toNs(source_time), fixed_frame.c_str(),
+      timeout.count()), errstr);
+  }
+
+  /// The latest time at which both frames have data (tf2's getLatestCommonTime); throws tf2's
+  /// exceptions.
+  TimePoint getLatestCommonTime(
+    const std::string & target_frame, const std::string & source_frame) const
+  {
+    std::int64_t t = 0;
+    detail::check(tf_shm_get_latest_common_time(h_, target_frame.c_str(), source_frame.c_str(),
+      &t));
+    return fromNs(t);
+  }
+
+  /// tf2::BufferCore::allFramesAsString.
+  std::string allFramesAsString() const
+  {
+    return detail::text([this](char * b, std::size_t cap, std::size_t * len) {
+        return tf_shm_all_frames_as_string(h_, b, cap, len);
+      });
+  }
+  /// tf2::BufferCore::allFramesAsYAML(current_time).
+  std::string allFramesAsYAML(TimePoint current_time) const
+  {
+    return detail::text([&](char * b, std::size_t cap, std::size_t * len) {
+        return tf_shm_all_frames_as_yaml(h_, toNs(current_time), b, cap, len);
+      });
+  }
+  /// tf2::BufferCore::allFramesAsYAML(): as of TimePointZero, as tf2 does.
+  std::string allFramesAsYAML() const {return allFramesAsYAML(TimePointZero);}
+
+  /// tf2::BufferCore::_frameExists.
+  bool _frameExists(const std::string & frame_id_str) const
+  {
+    std::int32_t e = 0;
+    detail::check(tf_shm_frame_exists(h_, frame_id_str.c_str(), &e));
+    return e != 0;
+  }
+  /// tf2::BufferCore::_getFrameStrings: every frame name.
+  void _getFrameStrings(std::vector<std::string> & ids) const
+  {
+    ids.clear();
+    std::size_t count = 0;
+    const std::string packed = detail::text([&](char * b, std::size_t cap, std::size_t * len) {
+          return tf_shm_get_frame_strings(h_, b, cap, len, &count);
+        });
+    for (std::size_t i = 0; i < packed.size(); ) {
+      ids.emplace_back(packed.c_str() + i);
+      i += ids.back().size() + 1;
+    }
+  }
+  /// tf2::BufferCore::getAllFrameNames.
+  std::vector<std::string> getAllFrameNames() const
+  {
+    std::vector<std::string> v;
+    _getFrameStrings(v);
+    return v;
+  }
+
+  /// A pair for hot loops: lookups without string work, re-resolved after a bridge restart.
+  FramePair pair(const std::string & target_frame, const std::string & source_frame) const
+  {
+    tf_shm_pair p{0};
+    detail::check(tf_shm_pair_new(h_, target_frame.c_str(), source_frame.c_str(), &p));
+    return FramePair(p, target_frame, source_frame);
+  }
+
+  /// How many times a restarted bridge's new arena was attached since opening.
+  std::uint64_t generation() const
+  {
+    std::uint64_t g = 0;
+    detail::check(tf_shm_buffer_generation(h_, &g));
+    return g;
+  }
+
+  /// The C handle, for calling tf_shm.h directly.
+  tf_shm_buffer handle() const noexcept {return h_;}
+
+private:
+  void reset() noexcept
+  {
+    if (h_.id != 0) {tf_shm_buffer_close(h_);}
+    h_.id = 0;
+  }
+  tf_shm_buffer h_{0};
+};
+
+}  // namespace tf_shm
+
+#endif  // TF_SHM_HPP

@@ -1,0 +1,729 @@
+//! The C ABI of tf_shm: `libtf_shm_c.so` / `libtf_shm_c.a` with the header `include/tf_shm.h`
+//! (generated from this crate by cbindgen), and the C++17 wrapper `include/tf_shm.hpp` on top.
+//!
+//! Conventions of every function:
+//! - returns a [`tf_shm_status`]: [`TF_SHM_OK`] or an error code; on error, the thread's
+//!   [`tf_shm_last_error_message`] holds the text (tf2's exact `what()` for tf2's classes) and
+//!   out-parameters are unchanged;
+//! - frame names are NUL-terminated UTF-8 (invalid bytes are replaced, so such a name is an
+//!   unknown frame); NULL where a pointer is required is [`TF_SHM_NULL_ARGUMENT`];
+//! - times are ns since the epoch of the data's clock (`int64_t`, as `tf2::TimePoint`), 0 means
+//!   "latest" as in tf2; durations are ns (negative counts as 0);
+//! - handles are 64-bit ids, safe to share between threads and to use concurrently; a closed
+//!   or unknown handle is [`TF_SHM_INVALID_HANDLE`], never undefined behaviour;
+//! - no panic crosses the boundary ([`TF_SHM_INTERNAL_ERROR`] instead).
+
+#![allow(non_camel_case_types)]
+
+mod frames;
+mod handles;
+mod status;
+mod wait;
+
+use std::borrow::Cow;
+use std::ffi::{c_char, CStr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
+use std::time::Duration;
+
+use tf_shm::{Buffer, FramePair, Open, Transform};
+
+use crate::handles::{Entry, Table};
+pub use crate::status::*;
+use crate::wait::Waits;
+
+/// The ABI this header describes. Bumped on any incompatible change of a signature, struct or
+/// status value; compare with [`tf_shm_abi_version`] at run time (`tf_shm_abi_ok()` does).
+pub const TF_SHM_ABI_VERSION: u32 = 1;
+
+/// An open buffer: a consumer's read-only view of one arena, following bridge restarts by
+/// itself. `id` 0 is never a valid handle.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct tf_shm_buffer {
+    pub id: u64,
+}
+
+/// A resolved (target, source) pair of a buffer for hot loops (see [`tf_shm_pair_new`]).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct tf_shm_pair {
+    pub id: u64,
+}
+
+/// A lookup's answer: `T_target_source` at `stamp_ns`, i.e. the transform that maps points in
+/// the source frame into the target frame (geometry_msgs `TransformStamped` with
+/// `header.frame_id` = target, `child_frame_id` = source).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct tf_shm_transform_stamped {
+    /// As tf2 returns it: the requested time, or the latest common time for time 0; ns.
+    pub stamp_ns: i64,
+    /// x, y, z in metres.
+    pub translation: [f64; 3],
+    /// Quaternion x, y, z, w (normalised, sign as ROS 2's tf2 returns it).
+    pub rotation: [f64; 4],
+}
+
+struct BufferEntry {
+    buffer: Buffer,
+    closed: AtomicBool,
+}
+
+struct PairEntry {
+    buffer: Arc<Entry<BufferEntry>>,
+    target: Box<str>,
+    source: Box<str>,
+    pair: Mutex<FramePair>,
+}
+
+static BUFFERS: Table<BufferEntry> = Table::new();
+static PAIRS: Table<PairEntry> = Table::new();
+
+/// Reads a frame-name argument.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that outlives the call.
+unsafe fn name<'a>(function: &str, arg: &str, p: *const c_char) -> Result<Cow<'a, str>, Fail> {
+    if p.is_null() {
+        return Err(Fail::new(
+            TF_SHM_NULL_ARGUMENT,
+            format!("{function}: argument {arg} is NULL"),
+        ));
+    }
+    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(p) }.to_bytes();
+    // Frame names are ASCII in practice: checking that is a few instructions, where the UTF-8
+    // validator costs ~50 and the lossy decoder ~120 per short name.
+    if bytes.is_ascii() {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        return Ok(Cow::Borrowed(unsafe {
+            std::str::from_utf8_unchecked(bytes)
+        }));
+    }
+    Ok(String::from_utf8_lossy(bytes))
+}
+
+/// Checks an out-parameter.
+fn out<'a, T>(function: &str, arg: &str, p: *mut T) -> Result<&'a mut T, Fail> {
+    // SAFETY: the caller passes NULL or a valid, writable, aligned `T` for the call's duration.
+    unsafe { p.as_mut() }.ok_or_else(|| {
+        Fail::new(
+            TF_SHM_NULL_ARGUMENT,
+            format!("{function}: argument {arg} is NULL"),
+        )
+    })
+}
+
+fn buffer_entry(
+    function: &str,
+    h: tf_shm_buffer,
+) -> Result<arc_swap::Guard<Option<Arc<Entry<BufferEntry>>>>, Fail> {
+    BUFFERS.get(h.id).ok_or_else(|| invalid(function, "buffer"))
+}
+
+fn invalid(function: &str, what: &str) -> Fail {
+    Fail::new(
+        TF_SHM_INVALID_HANDLE,
+        format!("{function}: the {what} handle is not open (zero, closed, or not from tf_shm)"),
+    )
+}
+
+/// Runs `f` on the open buffer of `h`.
+fn with_buffer(
+    function: &str,
+    h: tf_shm_buffer,
+    f: impl FnOnce(&Buffer) -> Result<(), Fail>,
+) -> tf_shm_status {
+    guard(function, || {
+        let g = buffer_entry(function, h)?;
+        let e = g.as_ref().ok_or_else(|| invalid(function, "buffer"))?;
+        f(&e.value.buffer)
+    })
+}
+
+fn duration(ns: i64) -> Duration {
+    Duration::from_nanos(ns.max(0) as u64)
+}
+
+fn write_transform(out: &mut tf_shm_transform_stamped, stamp: i64, t: &Transform) {
+    *out = tf_shm_transform_stamped {
+        stamp_ns: stamp,
+        translation: t.translation,
+        rotation: t.rotation,
+    };
+}
+
+/// Copies `text` and a NUL into the caller's `buf` of `cap` bytes; `*len` gets `text`'s length
+/// (without the NUL) either way, so a call with `cap` 0 asks for the size.
+fn copy_text(
+    function: &str,
+    text: &[u8],
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> Result<(), Fail> {
+    *out(function, "len", len)? = text.len();
+    if cap <= text.len() {
+        return Err(Fail::new(
+            TF_SHM_BUFFER_TOO_SMALL,
+            format!(
+                "{function}: the text needs {} bytes with its NUL, the buffer has {cap}",
+                text.len() + 1
+            ),
+        ));
+    }
+    if buf.is_null() {
+        return Err(Fail::new(
+            TF_SHM_NULL_ARGUMENT,
+            format!("{function}: argument buf is NULL"),
+        ));
+    }
+    // SAFETY: `buf` is non-NULL and the caller guarantees `cap` writable bytes; we write
+    // `text.len() + 1 <= cap` of them.
+    unsafe {
+        std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), text.len());
+        *buf.add(text.len()) = 0;
+    }
+    Ok(())
+}
+
+/// The ABI of the loaded library: compare with [`TF_SHM_ABI_VERSION`] of the header compiled in.
+#[no_mangle]
+pub extern "C" fn tf_shm_abi_version() -> u32 {
+    TF_SHM_ABI_VERSION
+}
+
+/// Opens the arena served for a ROS domain, read-only (`tf_shm::Open`).
+///
+/// - `name`: arena name, or NULL for `$TF_SHM_NAME` / `"default"`;
+/// - `domain`: ROS domain id, or a negative value for `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0;
+/// - `timeout_ns`: 0 fails at once when no bridge serves the arena; more waits up to that long
+///   for one (retrying every 20 ms);
+/// - `out`: receives the handle; close it with [`tf_shm_buffer_close`].
+///
+/// Errors: [`TF_SHM_OPEN_ERROR`] (no bridge serving, permissions, another tf_shm version),
+/// [`TF_SHM_NULL_ARGUMENT`], [`TF_SHM_TOO_MANY_HANDLES`].
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_open(
+    name: *const c_char,
+    domain: i32,
+    timeout_ns: i64,
+    out: *mut tf_shm_buffer,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_open";
+    guard(F, || {
+        let out = crate::out(F, "out", out)?;
+        let mut open = Open::new();
+        if !name.is_null() {
+            // SAFETY: non-NULL, NUL-terminated by contract.
+            open = open.name(&unsafe { self::name(F, "name", name) }?);
+        }
+        if let Ok(d) = u32::try_from(domain) {
+            open = open.domain(d);
+        }
+        let buffer = if timeout_ns > 0 {
+            open.await_open(duration(timeout_ns))?
+        } else {
+            open.open()?
+        };
+        let id = BUFFERS
+            .insert(BufferEntry {
+                buffer,
+                closed: AtomicBool::new(false),
+            })
+            .ok_or_else(|| Fail::new(TF_SHM_TOO_MANY_HANDLES, format!("{F}: too many handles")))?;
+        *out = tf_shm_buffer { id };
+        Ok(())
+    })
+}
+
+/// Closes a buffer. Calls in flight on other threads finish first; the mapping is released
+/// when the last call and the last [`tf_shm_pair`] of this buffer are gone. Pairs of a closed
+/// buffer answer [`TF_SHM_INVALID_HANDLE`].
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`] (e.g. closed twice).
+#[no_mangle]
+pub extern "C" fn tf_shm_buffer_close(buffer: tf_shm_buffer) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_close";
+    guard(F, || {
+        let e = BUFFERS
+            .remove(buffer.id)
+            .ok_or_else(|| invalid(F, "buffer"))?;
+        e.value.closed.store(true, Ordering::Release);
+        Ok(())
+    })
+}
+
+/// How many times a new arena instance (a restarted bridge) was attached since the buffer was
+/// opened.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_generation(
+    buffer: tf_shm_buffer,
+    out: *mut u64,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_generation";
+    with_buffer(F, buffer, |b| {
+        *crate::out(F, "out", out)? = b.generation();
+        Ok(())
+    })
+}
+
+/// tf2's `lookupTransform(target_frame, source_frame, time)`: `T_target_source` at `time_ns`
+/// (0 = latest common time).
+///
+/// Errors: tf2's classes with tf2's texts (`TF_SHM_LOOKUP_EXCEPTION`,
+/// `TF_SHM_CONNECTIVITY_EXCEPTION`, the three extrapolation codes,
+/// `TF_SHM_INVALID_ARGUMENT_EXCEPTION`), `TF_SHM_ARENA_ERROR`, and the misuse codes.
+///
+/// # Safety
+/// Names are NULL or NUL-terminated; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_lookup_transform(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    source_frame: *const c_char,
+    time_ns: i64,
+    out: *mut tf_shm_transform_stamped,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_lookup_transform";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+            )
+        };
+        let out = crate::out(F, "out", out)?;
+        let r = b.lookup_transform(&t, &s, time_ns)?;
+        write_transform(out, r.stamp, &r.transform);
+        Ok(())
+    })
+}
+
+/// tf2_ros's `Buffer::lookupTransform(target, source, time, timeout)`: waits up to
+/// `timeout_ns` for `canTransform`, then answers as [`tf_shm_lookup_transform`] (so a failure
+/// is the plain lookup's error, as tf2_ros throws it).
+///
+/// # Safety
+/// As [`tf_shm_lookup_transform`].
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_lookup_transform_timeout(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    source_frame: *const c_char,
+    time_ns: i64,
+    timeout_ns: i64,
+    out: *mut tf_shm_transform_stamped,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_lookup_transform_timeout";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+            )
+        };
+        let out = crate::out(F, "out", out)?;
+        let r = b.lookup_transform_timeout(&t, &s, time_ns, duration(timeout_ns))?;
+        write_transform(out, r.stamp, &r.transform);
+        Ok(())
+    })
+}
+
+/// tf2's two-time `lookupTransform(target_frame, target_time, source_frame, source_time,
+/// fixed_frame)`: the source at `source_time_ns` through `fixed_frame` into the target at
+/// `target_time_ns`. The answer's stamp is `target_time_ns` (or the resolved latest time).
+///
+/// Errors: as [`tf_shm_lookup_transform`].
+///
+/// # Safety
+/// As [`tf_shm_lookup_transform`].
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_lookup_transform_full(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    target_time_ns: i64,
+    source_frame: *const c_char,
+    source_time_ns: i64,
+    fixed_frame: *const c_char,
+    out: *mut tf_shm_transform_stamped,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_lookup_transform_full";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let (t, s, x) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+                name(F, "fixed_frame", fixed_frame)?,
+            )
+        };
+        let out = crate::out(F, "out", out)?;
+        let r = b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x)?;
+        write_transform(out, r.stamp, &r.transform);
+        Ok(())
+    })
+}
+
+/// [`tf_shm_lookup_transform_full`] after waiting up to `timeout_ns` for the two-time
+/// `canTransform` (tf2_ros's waiting form).
+///
+/// # Safety
+/// As [`tf_shm_lookup_transform`].
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_lookup_transform_full_timeout(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    target_time_ns: i64,
+    source_frame: *const c_char,
+    source_time_ns: i64,
+    fixed_frame: *const c_char,
+    timeout_ns: i64,
+    out: *mut tf_shm_transform_stamped,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_lookup_transform_full_timeout";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let (t, s, x) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+                name(F, "fixed_frame", fixed_frame)?,
+            )
+        };
+        let out = crate::out(F, "out", out)?;
+        let r = b.lookup_transform_full_timeout(
+            &t,
+            target_time_ns,
+            &s,
+            source_time_ns,
+            &x,
+            duration(timeout_ns),
+        )?;
+        write_transform(out, r.stamp, &r.transform);
+        Ok(())
+    })
+}
+
+/// tf2's `canTransform(target, source, time, &error_msg)`: [`TF_SHM_OK`], or the class of the
+/// failure with tf2's canTransform error string as the last error message.
+///
+/// # Safety
+/// Names are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_can_transform(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    source_frame: *const c_char,
+    time_ns: i64,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_can_transform";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+            )
+        };
+        Ok(b.can_transform(&t, &s, time_ns)?)
+    })
+}
+
+/// tf2_ros's `canTransform(target, source, time, timeout, &errstr)`: polls until it can or
+/// `timeout_ns` passed; the failure is the last poll's.
+///
+/// # Safety
+/// Names are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_can_transform_timeout(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    source_frame: *const c_char,
+    time_ns: i64,
+    timeout_ns: i64,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_can_transform_timeout";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+            )
+        };
+        Ok(b.can_transform_timeout(&t, &s, time_ns, duration(timeout_ns))?)
+    })
+}
+
+/// tf2's two-time `canTransform`.
+///
+/// # Safety
+/// Names are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_can_transform_full(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    target_time_ns: i64,
+    source_frame: *const c_char,
+    source_time_ns: i64,
+    fixed_frame: *const c_char,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_can_transform_full";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let (t, s, x) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+                name(F, "fixed_frame", fixed_frame)?,
+            )
+        };
+        Ok(b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)?)
+    })
+}
+
+/// tf2_ros's waiting two-time `canTransform`.
+///
+/// # Safety
+/// Names are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_can_transform_full_timeout(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    target_time_ns: i64,
+    source_frame: *const c_char,
+    source_time_ns: i64,
+    fixed_frame: *const c_char,
+    timeout_ns: i64,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_can_transform_full_timeout";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let (t, s, x) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+                name(F, "fixed_frame", fixed_frame)?,
+            )
+        };
+        Ok(b.can_transform_full_timeout(
+            &t,
+            target_time_ns,
+            &s,
+            source_time_ns,
+            &x,
+            duration(timeout_ns),
+        )?)
+    })
+}
+
+/// tf2's `getLatestCommonTime(target, source)`: ns, into `*out`.
+///
+/// # Safety
+/// Names are NULL or NUL-terminated; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_get_latest_common_time(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    source_frame: *const c_char,
+    out: *mut i64,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_get_latest_common_time";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+            )
+        };
+        let out = crate::out(F, "out", out)?;
+        *out = b.get_latest_common_time(&t, &s)?;
+        Ok(())
+    })
+}
+
+/// tf2's `allFramesAsString()` into the caller's `buf` (`cap` bytes, NUL-terminated);
+/// `*len` receives the text's length without the NUL. [`TF_SHM_BUFFER_TOO_SMALL`] when
+/// `cap <= *len` (nothing written; call again with `*len + 1`).
+///
+/// # Safety
+/// `buf` is NULL or has `cap` writable bytes; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_all_frames_as_string(
+    buffer: tf_shm_buffer,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_all_frames_as_string";
+    with_buffer(F, buffer, |b| {
+        copy_text(F, b.all_frames_as_string()?.as_bytes(), buf, cap, len)
+    })
+}
+
+/// tf2's `allFramesAsYAML(current_time)` with `now_ns` as the current time; buffer use as
+/// [`tf_shm_all_frames_as_string`].
+///
+/// # Safety
+/// As [`tf_shm_all_frames_as_string`].
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_all_frames_as_yaml(
+    buffer: tf_shm_buffer,
+    now_ns: i64,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_all_frames_as_yaml";
+    with_buffer(F, buffer, |b| {
+        copy_text(F, b.all_frames_as_yaml(now_ns)?.as_bytes(), buf, cap, len)
+    })
+}
+
+/// tf2's `_frameExists(frame)`: `*out` = 1 if the frame is known (as a child or a parent),
+/// else 0.
+///
+/// # Safety
+/// `frame` is NULL or NUL-terminated; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_frame_exists(
+    buffer: tf_shm_buffer,
+    frame: *const c_char,
+    out: *mut i32,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_frame_exists";
+    with_buffer(F, buffer, |b| {
+        // SAFETY: by the caller's contract.
+        let f = unsafe { name(F, "frame", frame)? };
+        let out = crate::out(F, "out", out)?;
+        *out = i32::from(frames::frame_exists(b, &f)?);
+        Ok(())
+    })
+}
+
+/// tf2's `_getFrameStrings`: every frame name, each followed by a NUL, packed into `buf`
+/// (`cap` bytes); `*len` receives the bytes needed, `*count` the number of names. Buffer use
+/// as [`tf_shm_all_frames_as_string`] (a final extra NUL is written too).
+///
+/// # Safety
+/// `buf` is NULL or has `cap` writable bytes; `len`, `count` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_get_frame_strings(
+    buffer: tf_shm_buffer,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    count: *mut usize,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_get_frame_strings";
+    with_buffer(F, buffer, |b| {
+        let count = crate::out(F, "count", count)?;
+        let names = frames::frame_names(b)?;
+        let mut packed = Vec::new();
+        for n in &names {
+            packed.extend_from_slice(n.as_bytes());
+            packed.push(0);
+        }
+        *count = names.len();
+        copy_text(F, &packed, buf, cap, len)
+    })
+}
+
+/// Makes a pair handle for `T_target_source` lookups in hot loops: names are resolved and the
+/// path between them compiled on first use, and again only after the arena changed (a bridge
+/// restart). The pair keeps its buffer's mapping alive; free it with [`tf_shm_pair_free`].
+/// Nothing is checked here: unknown frames fail at lookup time, with tf2's errors.
+///
+/// # Safety
+/// Names are NULL or NUL-terminated; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_pair_new(
+    buffer: tf_shm_buffer,
+    target_frame: *const c_char,
+    source_frame: *const c_char,
+    out: *mut tf_shm_pair,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_pair_new";
+    guard(F, || {
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name(F, "target_frame", target_frame)?,
+                name(F, "source_frame", source_frame)?,
+            )
+        };
+        let out = crate::out(F, "out", out)?;
+        let g = buffer_entry(F, buffer)?;
+        let e = g.as_ref().ok_or_else(|| invalid(F, "buffer"))?;
+        let id = PAIRS
+            .insert(PairEntry {
+                buffer: e.clone(),
+                target: t.as_ref().into(),
+                source: s.as_ref().into(),
+                pair: Mutex::new(FramePair::new(&t, &s)),
+            })
+            .ok_or_else(|| Fail::new(TF_SHM_TOO_MANY_HANDLES, format!("{F}: too many handles")))?;
+        *out = tf_shm_pair { id };
+        Ok(())
+    })
+}
+
+/// [`tf_shm_lookup_transform`] of the pair's frames at `time_ns`, with the same answers and
+/// errors, without string work. Safe from several threads at once (a thread that finds the
+/// pair busy does the plain lookup instead of waiting).
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_pair_lookup(
+    pair: tf_shm_pair,
+    time_ns: i64,
+    out: *mut tf_shm_transform_stamped,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_pair_lookup";
+    guard(F, || {
+        let out = crate::out(F, "out", out)?;
+        let g = PAIRS.get(pair.id).ok_or_else(|| invalid(F, "pair"))?;
+        let e = &g.as_ref().ok_or_else(|| invalid(F, "pair"))?.value;
+        let be = &e.buffer.value;
+        if be.closed.load(Ordering::Acquire) {
+            return Err(invalid(F, "pair's buffer"));
+        }
+        let (stamp, t) = match e.pair.try_lock() {
+            Ok(mut p) => be.buffer.lookup_pair(&mut p, time_ns)?,
+            Err(TryLockError::Poisoned(p)) => {
+                be.buffer.lookup_pair(&mut p.into_inner(), time_ns)?
+            }
+            Err(TryLockError::WouldBlock) => {
+                // Another thread holds the pair: the plain lookup answers the same.
+                let r = be.buffer.lookup_transform(&e.target, &e.source, time_ns)?;
+                (r.stamp, r.transform)
+            }
+        };
+        write_transform(out, stamp, &t);
+        Ok(())
+    })
+}
+
+/// Frees a pair. Errors: [`TF_SHM_INVALID_HANDLE`] (e.g. freed twice).
+#[no_mangle]
+pub extern "C" fn tf_shm_pair_free(pair: tf_shm_pair) -> tf_shm_status {
+    const F: &str = "tf_shm_pair_free";
+    guard(F, || {
+        PAIRS
+            .remove(pair.id)
+            .map(drop)
+            .ok_or_else(|| invalid(F, "pair"))
+    })
+}

@@ -1,0 +1,198 @@
+//! Test-only companion of tf_shm_c (never installed): an arena owner to fill from C, and the
+//! Rust engine's own answers to compare the C ABI against. Loaded next to libtf_shm_c by the
+//! C and C++ tests; it has its own copy of tf_shm and speaks to tf_shm_c only through the
+//! arena and its rendezvous, as a bridge would.
+
+use std::ffi::{c_char, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use tf_shm::rendezvous::{Mode, Open, Owner};
+use tf_shm::validate::TransformInput;
+use tf_shm::{ArenaConfig, TransformError};
+
+/// An owner of an arena (opaque to C).
+pub struct TestOwner(Owner);
+
+/// # Safety
+/// `p` is a NUL-terminated string.
+unsafe fn s<'a>(p: *const c_char) -> &'a str {
+    // SAFETY: by the caller's contract; test strings are UTF-8.
+    unsafe { CStr::from_ptr(p) }.to_str().expect("utf-8")
+}
+
+/// Creates and serves the arena `name` of domain 0 in `runtime_dir` (cache time
+/// `cache_time_ns`, 0 for the default); NULL on failure (printed).
+///
+/// # Safety
+/// Strings are NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_serve(
+    runtime_dir: *const c_char,
+    name: *const c_char,
+    cache_time_ns: i64,
+) -> *mut TestOwner {
+    catch_unwind(|| {
+        let mut config = ArenaConfig {
+            memory_budget_bytes: 4 << 20,
+            max_frames: 256,
+            ..ArenaConfig::default()
+        };
+        if cache_time_ns > 0 {
+            config.cache_time_ns = cache_time_ns;
+        }
+        // SAFETY: by the caller's contract.
+        let (dir, name) = unsafe { (s(runtime_dir), s(name)) };
+        match Open::new()
+            .runtime_dir(dir)
+            .name(name)
+            .domain(0)
+            .mode(Mode::ReadWrite)
+            .create(config)
+            .participant_name("testkit")
+            .open_owner()
+        {
+            Ok(o) => Box::into_raw(Box::new(TestOwner(o))),
+            Err(e) => {
+                eprintln!("tf_shm_testkit_serve: {e}");
+                std::ptr::null_mut()
+            }
+        }
+    })
+    .unwrap_or(std::ptr::null_mut())
+}
+
+/// Writes one transform (`T_parent_child`, quaternion x, y, z, w); 0 on success, -1 on a
+/// refusal (printed).
+///
+/// # Safety
+/// `owner` from [`tf_shm_testkit_serve`]; strings NUL-terminated; `t` 3 and `q` 4 doubles.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_set(
+    owner: *mut TestOwner,
+    parent: *const c_char,
+    child: *const c_char,
+    stamp_ns: i64,
+    t: *const f64,
+    q: *const f64,
+    is_static: i32,
+) -> i32 {
+    catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: by the caller's contract.
+        let (o, parent, child, t, q) = unsafe {
+            (
+                &mut (*owner).0,
+                s(parent),
+                s(child),
+                std::slice::from_raw_parts(t, 3),
+                std::slice::from_raw_parts(q, 4),
+            )
+        };
+        let input = TransformInput {
+            frame_id: parent,
+            child_frame_id: child,
+            stamp: stamp_ns,
+            translation: [t[0], t[1], t[2]],
+            rotation: [q[0], q[1], q[2], q[3]],
+        };
+        match o.writer().set_transform(&input, "testkit", is_static != 0) {
+            Ok(_) => 0,
+            Err(e) => {
+                eprintln!("tf_shm_testkit_set: {e}");
+                -1
+            }
+        }
+    }))
+    .unwrap_or(-1)
+}
+
+/// Stops serving and frees the owner (consumers keep their mapping and wait for a new owner).
+///
+/// # Safety
+/// `owner` from [`tf_shm_testkit_serve`], not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_close(owner: *mut TestOwner) {
+    if !owner.is_null() {
+        // SAFETY: by the caller's contract.
+        drop(unsafe { Box::from_raw(owner) });
+    }
+}
+
+/// The engine's answer to one query, for the tests to compare the C ABI with: `kind` is
+/// `"lookup"` (target, source, time), `"full"` (target, time, source, time2, fixed),
+/// `"can"`, `"can_full"` or `"latest"`. Writes the stamp and `T_target_source`
+/// (x, y, z, qx, qy, qz, qw) on success and returns 1; on error writes tf2's class name and
+/// text (NUL-terminated, truncated to `cap`) and returns 0.
+///
+/// # Safety
+/// `owner` from [`tf_shm_testkit_serve`]; strings NUL-terminated (`fixed` may be NULL unless
+/// needed); `out7` 7 doubles; `class_buf`, `text_buf` `cap` bytes each.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_reference(
+    owner: *mut TestOwner,
+    kind: *const c_char,
+    target: *const c_char,
+    time_ns: i64,
+    source: *const c_char,
+    time2_ns: i64,
+    fixed: *const c_char,
+    stamp: *mut i64,
+    out7: *mut f64,
+    class_buf: *mut c_char,
+    text_buf: *mut c_char,
+    cap: usize,
+) -> i32 {
+    // SAFETY: by the caller's contract.
+    let (view, kind, target, source) =
+        unsafe { ((*owner).0.view(), s(kind), s(target), s(source)) };
+    let fixed = if fixed.is_null() {
+        ""
+    } else {
+        unsafe { s(fixed) }
+    };
+    let r: Result<(i64, [f64; 7]), TransformError> = match kind {
+        "lookup" | "full" => {
+            let r = if kind == "lookup" {
+                view.lookup_transform(target, source, time_ns)
+            } else {
+                view.lookup_transform_full(target, time_ns, source, time2_ns, fixed)
+            };
+            r.map(|t| {
+                let (p, q) = (t.transform.translation, t.transform.rotation);
+                (t.stamp, [p[0], p[1], p[2], q[0], q[1], q[2], q[3]])
+            })
+        }
+        "can" => view
+            .can_transform(target, source, time_ns)
+            .map(|_| (0, [0.0; 7])),
+        "can_full" => view
+            .can_transform_full(target, time_ns, source, time2_ns, fixed)
+            .map(|_| (0, [0.0; 7])),
+        "latest" => view
+            .get_latest_common_time(target, source)
+            .map(|t| (t, [0.0; 7])),
+        other => panic!("tf_shm_testkit_reference: unknown kind {other}"),
+    };
+    let put = |buf: *mut c_char, text: &str| {
+        let n = text.len().min(cap.saturating_sub(1));
+        // SAFETY: `buf` has `cap` bytes by contract; we write `n + 1 <= cap`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), n);
+            *buf.add(n) = 0;
+        }
+    };
+    match r {
+        Ok((t, v)) => {
+            // SAFETY: by the caller's contract.
+            unsafe {
+                *stamp = t;
+                std::ptr::copy_nonoverlapping(v.as_ptr(), out7, 7);
+            }
+            1
+        }
+        Err(e) => {
+            put(class_buf, e.class_name());
+            put(text_buf, &e.to_string());
+            0
+        }
+    }
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The C and C++ tests of tf_shm_c: checks that include/tf_shm.h is what cbindgen generates from
+# src/, then builds tests/test_c.c, tests/test_cpp.cpp and (with the ROS environment of
+# scripts/ros-env.sh loaded, for geometry_msgs) tests/test_geometry_msgs.cpp with gcc and clang
+# under ASan and UBSan against the release build of libtf_shm_c (and the test-only testkit),
+# and runs them.
+#   crates/tf_shm_c/tests/run.sh   # needs cbindgen, gcc, g++, clang, libclang-rt-14-dev,
+#                                  # liborocos-kdl-dev (the reference of the geometry_msgs test)
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+crate=crates/tf_shm_c
+rel=${CARGO_TARGET_DIR:-$PWD/target}/release
+
+cargo build --release -p tf_shm_c -p tf_shm_c_testkit
+
+fresh=$(mktemp)
+trap 'rm -f "$fresh"' EXIT
+cbindgen --quiet --config $crate/cbindgen.toml --crate tf_shm_c --output "$fresh"
+if ! diff -u $crate/include/tf_shm.h "$fresh"; then
+  echo "tf_shm_c: include/tf_shm.h is stale; regenerate it with:" >&2
+  echo "  cbindgen --config $crate/cbindgen.toml --crate tf_shm_c --output $crate/include/tf_shm.h" >&2
+  exit 1
+fi
+
+out=$rel/tf_shm_c_tests
+mkdir -p "$out"
+san=(-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+inc=(-I$crate/include -I$crate/tests)
+libs=("$rel/libtf_shm_c.so" "$rel/libtf_shm_c_testkit.so" "-Wl,-rpath,$rel" -lpthread -lm)
+# geometry_msgs' C++ headers (header-only structs) from the ROS prefixes, when loaded.
+ros_inc=()
+for prefix in ${AMENT_PREFIX_PATH//:/ }; do
+  if [ -d "$prefix/include/geometry_msgs" ]; then
+    for p in geometry_msgs std_msgs builtin_interfaces rosidl_runtime_cpp rosidl_runtime_c \
+      rosidl_typesupport_interface rcutils; do
+      ros_inc+=(-isystem "$prefix/include/$p")
+    done
+    break
+  fi
+done
+[ -n "${ros_inc[*]}" ] || echo "tf_shm_c: no geometry_msgs in AMENT_PREFIX_PATH; skipping the interop test" >&2
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+for cc in gcc clang; do
+  cxx=$([ $cc = gcc ] && echo g++ || echo clang++)
+  echo "--- C tests, $cc, ASan + UBSan"
+  $cc -std=c11 -Wall -Wextra -Werror "${san[@]}" "${inc[@]}" $crate/tests/test_c.c -o "$out/test_c_$cc" "${libs[@]}"
+  "$out/test_c_$cc"
+  echo "--- C++ tests, $cxx, ASan + UBSan"
+  $cxx -std=c++17 -Wall -Wextra -Werror "${san[@]}" "${inc[@]}" $crate/tests/test_cpp.cpp -o "$out/test_cpp_$cc" "${libs[@]}"
+  "$out/test_cpp_$cc"
+  if [ -n "${ros_inc[*]}" ]; then
+    echo "--- geometry_msgs interop tests, $cxx, ASan + UBSan"
+    $cxx -std=c++17 -Wall -Wextra -Werror "${san[@]}" "${inc[@]}" "${ros_inc[@]}" \
+      $crate/tests/test_geometry_msgs.cpp -o "$out/test_geometry_msgs_$cc" "${libs[@]}" -lorocos-kdl
+    "$out/test_geometry_msgs_$cc"
+  fi
+done

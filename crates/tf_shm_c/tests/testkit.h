@@ -1,0 +1,21 @@
+/* Test-only: crates/tf_shm_c/testkit (an arena owner, and the Rust engine's reference answers). */
+#ifndef TF_SHM_TESTKIT_H
+#define TF_SHM_TESTKIT_H
+#include <stddef.h>
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+typedef struct TestOwner TestOwner;
+TestOwner *tf_shm_testkit_serve(const char *runtime_dir, const char *name, int64_t cache_time_ns);
+int tf_shm_testkit_set(TestOwner *owner, const char *parent, const char *child, int64_t stamp_ns,
+                       const double t[3], const double q[4], int is_static);
+void tf_shm_testkit_close(TestOwner *owner);
+int tf_shm_testkit_reference(TestOwner *owner, const char *kind, const char *target, int64_t time_ns,
+                             const char *source, int64_t time2_ns, const char *fixed,
+                             int64_t *stamp, double out7[7], char *class_buf, char *text_buf,
+                             size_t cap);
+#ifdef __cplusplus
+}
+#endif
+#endif
