@@ -1,8 +1,8 @@
 //! rosbag2 MCAP files and tf_shm arenas, without ROS.
 //!
-//! - [`load`]: a bag's `/tf` and `/tf_static` in a process-local arena, for tf2 lookups at any
+//! - [`load()`]: a bag's `/tf` and `/tf_static` in a process-local arena, for tf2 lookups at any
 //!   bag time in-process;
-//! - [`replay`]: a bag into an arena writer (what `tf_shm replay` serves to every process),
+//! - [`replay()`]: a bag into an arena writer (what `tf_shm replay` serves to every process),
 //!   paced by the recorded receive times or as fast as possible, looped or not;
 //! - [`record`]: an arena into a rosbag2-compatible MCAP file (`tf_shm record`).
 //!
