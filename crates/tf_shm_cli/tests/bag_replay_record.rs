@@ -69,6 +69,16 @@ impl Replay {
     }
 }
 
+impl Drop for Replay {
+    /// A test that failed midway must not leave a looping or holding replay behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 fn buffer(dir: &TestDir) -> Buffer {
     Open::new()
         .runtime_dir(dir.path())
@@ -204,7 +214,16 @@ fn record_then_replay_gives_the_same_transforms() {
     );
     drop(buffer(&dir));
     let rec = dir
-        .cmd(&["record", "-q", "--poll", "50", path_str(&out)])
+        // --duration bounds it should the test fail before its SIGINT.
+        .cmd(&[
+            "record",
+            "-q",
+            "--poll",
+            "50",
+            "--duration",
+            "60",
+            path_str(&out),
+        ])
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn tf_shm record");
