@@ -17,6 +17,7 @@
 #   5. fan-out: per-process r2r listeners vs tf_shm_bridge + tf_shm consumers (scripts/fanout.sh),
 #   6. Python: per-lookup cost of tf_shm.Buffer vs tf2_py (crates/tf_shm_py/bench/lookup.py) and
 #      the fan-out with Python consumers (scripts/fanout.sh --arms "PA PB"),
+#   7. bag replay throughput and memory (scripts/bag_bench.sh),
 # and assemble the report. Nothing here asserts on timings. Steps 4 and 5 run ROS 2 (the
 # environment of scripts/ros-env.sh) in a loopback-only network namespace, so they need root;
 # without root they are skipped and the report says so. They build the bridge with the
@@ -156,6 +157,14 @@ if ros_steps scripts/py-wheel.sh >/dev/null; then
     fi
 fi
 
+# ---- 7. bag replay ----
+echo "bag replay (scripts/bag_bench.sh) …" >&2
+if scripts/bag_bench.sh >"$work/bag.md"; then
+    bag_result=ok
+else
+    bag_result=failed
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 t_end=$(date +%s)
 
@@ -203,6 +212,7 @@ cores=$(nproc)
     echo "PYTHONPATH=target/py-site /usr/bin/python3 crates/tf_shm_py/bench/lookup.py"
     echo "PYTHONPATH=target/py-site:\$PYTHONPATH python3 crates/tf_shm_py/bench/lookup.py --no-tf2   # ROS env"
     echo "PYTHONPATH=target/py-site scripts/fanout.sh --arms \"PA PB\" --window $fanout_window --warmup $fanout_warmup"
+    echo "scripts/bag_bench.sh                                   # same env as the first lines"
     echo '```'
     echo
     echo "## tf_shm alone (criterion, issue 2 item 7)"
@@ -335,6 +345,16 @@ PY
         scripts/fanout.sh --table <"$work/pyfanout.jsonl"
     else
         echo "Fan-out with Python consumers: **not measured in this run** ($pyfanout_result)."
+    fi
+    echo
+    echo "## Bag replay: \`tf_shm replay --as-fast-as-possible\` (issue 16)"
+    echo
+    if [ "$bag_result" = ok ]; then
+        echo "\`scripts/bag_bench.sh\`:"
+        echo
+        cat "$work/bag.md"
+    else
+        echo "**Not measured in this run** (\`scripts/bag_bench.sh\` failed; see its output)."
     fi
     echo
     echo "## Analysis (hand-written; kept across re-runs)"

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n=== %s\n' "$*"; }
 
 step "system packages"
-pkgs=(python3-tf2 python3-geometry-msgs graphviz iproute2 libtf2-dev
+pkgs=(python3-tf2 python3-geometry-msgs python3-venv graphviz iproute2 libtf2-dev
   # C ABI and C++ wrapper (crates/tf_shm_c): header generator, compilers with ASan/UBSan
   # runtimes, CMake, and orocos KDL as the reference of the geometry_msgs interop test.
   cbindgen gcc g++ clang libclang-rt-14-dev cmake liborocos-kdl-dev)
@@ -25,6 +25,15 @@ step "ROS 2 Jazzy environment"
 scripts/ros-env.sh setup
 eval "$(scripts/ros-env.sh env)"
 export CARGO_TERM_COLOR=never
+
+step "reference MCAP tools (PyPI mcap, mcap-ros2-support) for the bag tests"
+# A venv on Debian's python with its site packages, so one interpreter has the reference MCAP
+# reader/writer and Debian's tf2 (crates/tf_shm_bag/tests/tools/bag_reference.py).
+export TF_SHM_PY_TOOLS="${TF_SHM_PY_TOOLS:-$HOME/.cache/tf_shm/py-tools}"
+if ! env -u PYTHONPATH "$TF_SHM_PY_TOOLS/bin/python3" -c 'import mcap_ros2, tf2_py' 2>/dev/null; then
+  /usr/bin/python3 -m venv --system-site-packages "$TF_SHM_PY_TOOLS"
+  env -u PYTHONPATH "$TF_SHM_PY_TOOLS/bin/pip" install -q 'mcap>=1.2' 'mcap-ros2-support>=0.5'
+fi
 
 step "format and lints"
 cargo fmt --all -- --check

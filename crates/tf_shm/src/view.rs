@@ -437,6 +437,32 @@ impl ArenaView {
         walk::get_latest_common_time(self, target, source)
     }
 
+    /// The samples frame `id` holds, for tools that copy the arena out (`tf_shm record`): a
+    /// dynamic frame's history oldest first, as one consistent snapshot; a static frame's one
+    /// sample with the stamp it was set with; nothing for a frame without cache.
+    ///
+    /// Errors: [`ArenaError`] when the record or ring is damaged or a writer keeps racing the
+    /// read ([`ArenaError::Contended`]).
+    pub fn frame_samples(&self, id: FrameId) -> Result<Vec<Sample>, ArenaError> {
+        let rec = self.record(id)?;
+        match rec.kind.load(Ordering::Acquire) {
+            KIND_DYNAMIC => {}
+            KIND_STATIC => {
+                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                return Ok(vec![self.check_parent(s)?]);
+            }
+            _ => return Ok(Vec::new()),
+        }
+        let samples = self.with_history(id, rec, |h| {
+            (0..h.len()).map(|i| h.sample(i)).collect::<Vec<_>>()
+        })?;
+        samples
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| self.check_parent(s))
+            .collect()
+    }
+
     /// tf2's `allFramesAsString()`.
     pub fn all_frames_as_string(&self) -> Result<String, ArenaError> {
         walk::all_frames_as_string(self)

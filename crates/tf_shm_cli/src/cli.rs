@@ -75,6 +75,13 @@ pub enum Command {
     /// Health checks, each with a code, a one-line verdict and a hint; exit status 1 when a
     /// check fails (to gate a launch or CI).
     Doctor(DoctorArgs),
+    /// Serve the TF of a rosbag2 MCAP file (/tf, /tf_static) through an arena, as the bridge
+    /// serves a live robot's: statics first, then /tf at the recorded receive times (--rate),
+    /// or as fast as possible; --loop clears history at each pass like a clock jump.
+    Replay(crate::replay::ReplayArgs),
+    /// Record what the arena receives into a rosbag2-compatible MCAP file (/tf, /tf_static,
+    /// tf2_msgs/msg/TFMessage in CDR); Ctrl-C leaves a valid, indexed file.
+    Record(crate::record::RecordArgs),
 }
 
 /// `tf_shm echo`.
@@ -186,7 +193,7 @@ pub struct DoctorArgs {
     pub strict: bool,
 }
 
-fn positive_f64(s: &str) -> Result<f64, String> {
+pub(crate) fn positive_f64(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         Ok(_) => Err("must be a positive number".into()),

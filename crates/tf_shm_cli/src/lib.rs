@@ -22,6 +22,8 @@ pub mod echo;
 pub mod monitor;
 pub mod out;
 pub mod participants;
+pub mod record;
+pub mod replay;
 pub mod report;
 pub mod tree;
 
@@ -42,6 +44,8 @@ pub fn run(cli: cli::Cli) -> ExitCode {
         cli::Command::Monitor(a) => monitor::run(g, &a),
         cli::Command::Participants => participants::run(g),
         cli::Command::Doctor(a) => doctor::run(g, &a),
+        cli::Command::Replay(a) => replay::run(g, &a),
+        cli::Command::Record(a) => record::run(g, &a),
     };
     ExitCode::from(code)
 }

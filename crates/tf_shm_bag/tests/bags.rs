@@ -1,0 +1,250 @@
+//! Bags written by the reference MCAP tools, loaded into an in-memory arena: lookups equal
+//! Debian's tf2 fed the same messages (read back by `mcap_ros2`), whatever the chunk
+//! compression; damaged and wrong files give clear errors and no panic.
+
+mod support;
+
+use std::path::Path;
+
+use tf_shm::store::FrameStore;
+use tf_shm_bag::{load, BagError, LoadError, Topics};
+
+fn compare_with_tf2(bag: &str) {
+    let loaded = load(&support::bag(bag)).unwrap_or_else(|e| panic!("{bag}: {e}"));
+    assert_eq!(loaded.counts.refused, 0, "{:?}", loaded.refusals);
+    assert_eq!(loaded.counts.history_cut, 0);
+    let cases = support::cases();
+    let failing = cases.iter().filter(|c| c.answer.is_err()).count();
+    assert!(cases.len() >= 4000 && failing > 50 && failing < cases.len() / 2);
+    let diffs: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            support::check(
+                c,
+                loaded.view.lookup_transform(&c.target, &c.source, c.time),
+            )
+        })
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "{bag}: {} of {} lookups differ from tf2, e.g.\n{}",
+        diffs.len(),
+        cases.len(),
+        diffs[..diffs.len().min(10)].join("\n")
+    );
+}
+
+#[test]
+fn zstd_chunks_match_tf2() {
+    compare_with_tf2("pr2_zstd.mcap");
+}
+
+#[test]
+fn lz4_chunks_match_tf2() {
+    compare_with_tf2("pr2_lz4.mcap");
+}
+
+#[test]
+fn uncompressed_chunks_match_tf2() {
+    compare_with_tf2("pr2_plain.mcap");
+}
+
+/// The bag's own content is all there: every frame, statics as statics, the re-parented frame
+/// under both grippers at the right times.
+#[test]
+fn load_keeps_statics_and_reparenting() {
+    let b = load(&support::bag("pr2_zstd.mcap")).unwrap();
+    let v = &b.view;
+    let tray = v.frame_id("tray").unwrap().expect("tray frame");
+    let samples = v.frame_samples(tray).unwrap();
+    let parents: std::collections::BTreeSet<String> = samples
+        .iter()
+        .map(|s| v.frame_name(s.parent).unwrap().unwrap())
+        .collect();
+    assert_eq!(
+        parents.into_iter().collect::<Vec<_>>(),
+        ["l_gripper_palm_link", "r_gripper_palm_link"]
+    );
+    // 4 s at 50 Hz, both ends included.
+    assert_eq!(samples.len(), 201);
+    let info = &b.info;
+    assert_eq!(info.static_messages.len(), 1);
+    assert!(info.static_transforms > 10);
+    for t in &info.static_messages[0].transforms {
+        let id = v.frame_id(&t.child_frame_id).unwrap().unwrap();
+        assert!(v.is_static(id).unwrap(), "{}", t.child_frame_id);
+    }
+    assert_eq!(
+        b.counts.stored,
+        info.static_transforms + info.dynamic_transforms
+    );
+}
+
+fn load_err(path: &Path) -> BagError {
+    match load(path) {
+        Err(LoadError::Bag(e)) => e,
+        Err(e) => panic!("{}: not a bag error: {e}", path.display()),
+        Ok(_) => panic!("{}: loaded", path.display()),
+    }
+}
+
+fn cut_copy(name: &str, keep: usize) -> std::path::PathBuf {
+    let src = std::fs::read(support::bag(name)).unwrap();
+    let out = support::bags().join(format!("cut_{keep}_{name}"));
+    std::fs::write(&out, &src[..keep.min(src.len())]).unwrap();
+    out
+}
+
+#[test]
+fn truncated_files_say_so() {
+    for name in ["pr2_zstd.mcap", "pr2_lz4.mcap", "pr2_plain.mcap"] {
+        let len = std::fs::metadata(support::bag(name)).unwrap().len() as usize;
+        for keep in [0, 5, 8, 100, len / 3, len / 2, len - 30, len - 1] {
+            let path = cut_copy(name, keep);
+            let e = load_err(&path);
+            let text = e.to_string();
+            assert!(
+                matches!(e, BagError::Container { .. }),
+                "{name} cut at {keep}: {text}"
+            );
+            assert!(
+                text.contains(&path.display().to_string()),
+                "names the file: {text}"
+            );
+            if keep >= 8 {
+                assert!(text.contains("ends early"), "{name} cut at {keep}: {text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn corrupt_chunk_fails_its_crc() {
+    let mut bytes = std::fs::read(support::bag("pr2_plain.mcap")).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    let path = support::bags().join("corrupt_plain.mcap");
+    std::fs::write(&path, &bytes).unwrap();
+    let e = load_err(&path);
+    assert!(
+        matches!(e, BagError::Container { .. } | BagError::Undecodable { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("corrupt_plain.mcap"), "{e}");
+}
+
+#[test]
+fn wrong_schema_is_named() {
+    let e = load_err(&support::bag("wrong_schema.mcap"));
+    let text = e.to_string();
+    assert!(matches!(e, BagError::WrongSchema { .. }), "{text}");
+    assert!(
+        text.contains("/tf") && text.contains("geometry_msgs/msg/PoseStamped"),
+        "{text}"
+    );
+    assert!(text.contains("tf2_msgs/msg/TFMessage"), "{text}");
+}
+
+#[test]
+fn wrong_encoding_is_named() {
+    let e = load_err(&support::bag("wrong_encoding.mcap"));
+    assert!(matches!(e, BagError::WrongEncoding { .. }), "{e}");
+    assert!(e.to_string().contains("\"json\""), "{e}");
+}
+
+#[test]
+fn bag_without_tf_lists_its_topics() {
+    let e = load_err(&support::bag("no_tf.mcap"));
+    let text = e.to_string();
+    assert!(matches!(e, BagError::NoTf { .. }), "{text}");
+    assert!(
+        text.contains("no TF") && text.contains("/chatter [std_msgs/msg/String]"),
+        "{text}"
+    );
+    // The same bag read for other topic names: /chatter is not a TF topic either way.
+    let other = Topics {
+        tf: "/robot/tf".into(),
+        tf_static: "/robot/tf_static".into(),
+    };
+    let e = tf_shm_bag::load_with(&support::bag("pr2_zstd.mcap"), &other, None)
+        .err()
+        .expect("no /robot/tf in the PR2 bag");
+    assert!(
+        e.to_string().contains("/robot/tf or /robot/tf_static"),
+        "{e}"
+    );
+}
+
+#[test]
+fn undecodable_message_is_named_and_nothing_is_loaded() {
+    let e = load_err(&support::bag("undecodable.mcap"));
+    let text = e.to_string();
+    match &e {
+        BagError::Undecodable { index, topic, .. } => {
+            assert_eq!(*index, 3);
+            assert_eq!(topic, "/tf");
+        }
+        _ => panic!("{text}"),
+    }
+    assert!(text.contains("does not decode"), "{text}");
+}
+
+#[test]
+fn missing_file_is_an_io_error() {
+    let e = load_err(&support::bags().join("no_such.mcap"));
+    assert!(matches!(e, BagError::Io { .. }), "{e}");
+    assert!(e.to_string().contains("no_such.mcap"), "{e}");
+}
+
+/// `--start`/`--duration` select a span of receive times; pacing waits for them (scaled by the
+/// rate); statics are loaded whatever the span.
+#[test]
+fn replay_span_and_pacing() {
+    use std::sync::atomic::AtomicBool;
+    use tf_shm_bag::{replay, ReplayOptions, ScannedBag};
+
+    let bag = ScannedBag::open(&support::bag("short.mcap"), &Topics::default()).unwrap();
+    let (first_log, _) = bag.info.log_time_range.unwrap();
+    let config = tf_shm::ArenaConfig {
+        cache_time_ns: 60_000_000_000,
+        ..Default::default()
+    };
+    let (mut w, v) = tf_shm::Arena::in_memory(&config).unwrap();
+    let mut feed = tf_shm_bag::feed::Feed::default();
+    let opts = ReplayOptions {
+        rate: Some(2.0),
+        looped: false,
+        start_ns: 200_000_000,
+        duration_ns: Some(300_000_000),
+    };
+    let stop = AtomicBool::new(false);
+    let mut seen = Vec::new();
+    let end = replay(&bag, &mut w, &mut feed, &opts, &stop, |p| {
+        seen.push(p.bag_time_ns)
+    })
+    .unwrap();
+    assert!(!end.stopped && end.loops == 1);
+    assert!(!seen.is_empty());
+    let (lo, hi) = (first_log + 200_000_000, first_log + 500_000_000);
+    assert!(seen.iter().all(|&t| t >= lo && t <= hi), "{lo}..{hi}");
+    // The last message is due 0.3 s / 2 after the first.
+    let due = std::time::Duration::from_secs_f64((seen.last().unwrap() - seen[0]) as f64 / 2e9);
+    assert!(end.elapsed >= due, "{:?} < {due:?}", end.elapsed);
+    // Stamps are receive time − 1 ms in this bag: the history holds only the span.
+    let id = v.frame_id("base_footprint").unwrap().unwrap();
+    let span = v.history_span(id).unwrap().unwrap();
+    assert!(span.oldest >= lo as i64 - 1_000_000 && span.newest <= hi as i64 - 1_000_000);
+    let st = &bag.info.static_messages[0].transforms[0];
+    let sid = v.frame_id(&st.child_frame_id).unwrap().unwrap();
+    assert!(v.is_static(sid).unwrap());
+
+    // A raised stop flag ends the replay before the first wait is over.
+    let (mut w2, _v2) = tf_shm::Arena::in_memory(&config).unwrap();
+    let stop = AtomicBool::new(true);
+    let opts = ReplayOptions {
+        rate: Some(0.001),
+        ..ReplayOptions::default()
+    };
+    let end = replay(&bag, &mut w2, &mut feed, &opts, &stop, |_| {}).unwrap();
+    assert!(end.stopped && end.messages == 0);
+}

@@ -1,0 +1,341 @@
+//! `tf_shm replay` and `tf_shm record` as real processes on bags written by the reference MCAP
+//! tools: the served arena answers as Debian's tf2 fed the same messages; a loop clears dynamic
+//! history and keeps statics; record → replay gives back the same transforms in a file the
+//! Python `mcap` reader accepts; bad bags are refused before anything is served.
+
+mod common;
+#[path = "../../tf_shm_bag/tests/support/mod.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::TestDir;
+use tf_shm::store::FrameStore;
+use tf_shm::{Buffer, Open};
+
+fn signal(child: &Child, sig: rustix::process::Signal) {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
+    rustix::process::kill_process(pid, sig).expect("signal the child");
+}
+
+/// A running `tf_shm replay` whose stderr lines arrive on a channel.
+struct Replay {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Replay {
+    fn start(dir: &TestDir, args: &[&str]) -> Replay {
+        let mut child = dir
+            .cmd(&[&["replay", "-q"], args].concat())
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawn tf_shm replay");
+        let err = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                eprintln!("[replay] {l}");
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Replay { child, lines }
+    }
+
+    /// Waits for a stderr line containing `what`.
+    fn wait_for(&self, what: &str, timeout: Duration) -> String {
+        let end = Instant::now() + timeout;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) if l.contains(what) => return l,
+                Ok(_) => {}
+                Err(e) => panic!("no line with {what:?} from tf_shm replay: {e}"),
+            }
+        }
+    }
+
+    /// SIGTERM, then the exit status must be 0.
+    fn stop(mut self) {
+        signal(&self.child, rustix::process::Signal::TERM);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "tf_shm replay exited {status}");
+    }
+}
+
+impl Drop for Replay {
+    /// A test that failed midway must not leave a looping or holding replay behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn buffer(dir: &TestDir) -> Buffer {
+    Open::new()
+        .runtime_dir(dir.path())
+        .await_open(Duration::from_secs(20))
+        .expect("open the replayed arena")
+}
+
+fn path_str(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn replayed_arena_answers_as_tf2() {
+    let dir = TestDir::new("replay");
+    let bag = support::bag("pr2_zstd.mcap");
+    let r = Replay::start(
+        &dir,
+        &[
+            "--as-fast-as-possible",
+            "--hold",
+            "--cache-time",
+            "30",
+            path_str(&bag),
+        ],
+    );
+    let done = r.wait_for("replayed", Duration::from_secs(30));
+    assert!(done.contains(" 0 refused"), "{done}");
+    r.wait_for("serving until interrupted", Duration::from_secs(5));
+    let b = buffer(&dir);
+    let cases = support::cases();
+    let diffs: Vec<String> = cases
+        .iter()
+        .filter_map(|c| support::check(c, b.lookup_transform(&c.target, &c.source, c.time)))
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "{} of {} lookups differ from tf2:\n{}",
+        diffs.len(),
+        cases.len(),
+        diffs[..diffs.len().min(10)].join("\n")
+    );
+    // The other commands see it like a bridge's arena.
+    let out = dir.run(&["lookup", "odom", "base_footprint", "--time", "1001.5"]);
+    assert_eq!(out.0.status.code(), Some(0), "{}", out.stderr());
+    drop(b);
+    r.stop();
+    let gone = Open::new().runtime_dir(dir.path()).open();
+    assert!(gone.is_err(), "the arena outlived tf_shm replay");
+}
+
+#[test]
+fn loop_clears_dynamic_history_and_keeps_statics() {
+    let dir = TestDir::new("loop");
+    let bag = support::bag("short.mcap");
+    let info = tf_shm_bag::scan(&bag, &Default::default()).unwrap();
+    let st = &info.static_messages[0].transforms[0];
+    let (sp, sc) = (st.header.frame_id.clone(), st.child_frame_id.clone());
+    let r = Replay::start(&dir, &["--loop", "--rate", "4", path_str(&bag)]);
+    let b = buffer(&dir);
+    let end = Instant::now() + Duration::from_secs(20);
+    // The arena is served from its creation; the statics land right after.
+    while b.lookup_transform(&sp, &sc, 0).is_err() {
+        assert!(Instant::now() < end, "statics never arrived");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (mut newest_seen, mut went_back) = (i64::MIN, false);
+    let mut clears = 0;
+    while Instant::now() < end && (clears < 2 || !went_back) {
+        let v = b.view();
+        clears = v.stats().clears_total;
+        if let Some(id) = v.frame_id("base_footprint").unwrap() {
+            if let Some(span) = v.history_span(id).unwrap() {
+                went_back |= span.newest < newest_seen;
+                newest_seen = span.newest;
+                // Never more than one pass of history: each pass starts from empty.
+                let (lo, hi) = info.stamp_range.unwrap();
+                assert!(span.oldest >= lo && span.newest <= hi);
+            }
+        }
+        b.lookup_transform(&sp, &sc, 0)
+            .unwrap_or_else(|e| panic!("static {sp} <- {sc} lost: {e}"));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(clears >= 2, "no clear per pass: {clears}");
+    assert!(went_back, "dynamic history never restarted");
+    drop(b);
+    r.stop();
+}
+
+/// A sample as names and numbers: stamp, parent, translation and rotation.
+type NamedSample = (i64, String, [f64; 7]);
+
+/// Every frame's samples, by name, from an in-memory load.
+fn samples_by_name(path: &std::path::Path) -> Vec<(String, Vec<NamedSample>)> {
+    let b = tf_shm_bag::load(path).unwrap_or_else(|e| panic!("{e}"));
+    let v = &b.view;
+    let mut out = Vec::new();
+    for id in 1..v.frame_count() {
+        let name = v.frame_name(id).unwrap().unwrap();
+        let s = v
+            .frame_samples(id)
+            .unwrap()
+            .into_iter()
+            .map(|s| {
+                let (t, q) = (s.transform.translation, s.transform.rotation);
+                let parent = v.frame_name(s.parent).unwrap().unwrap();
+                (s.stamp, parent, [t[0], t[1], t[2], q[0], q[1], q[2], q[3]])
+            })
+            .collect();
+        out.push((name, s));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn record_then_replay_gives_the_same_transforms() {
+    let dir = TestDir::new("record");
+    let bag = support::bag("short.mcap");
+    let out = support::bags().join("recorded.mcap");
+    let _ = std::fs::remove_file(&out);
+    // A cache time shorter than the replay: the recorder must keep up, not copy at the end.
+    let r = Replay::start(
+        &dir,
+        &[
+            "--rate",
+            "0.5",
+            "--cache-time",
+            "0.5",
+            "--hold",
+            path_str(&bag),
+        ],
+    );
+    drop(buffer(&dir));
+    let rec = dir
+        // --duration bounds it should the test fail before its SIGINT.
+        .cmd(&[
+            "record",
+            "-q",
+            "--poll",
+            "50",
+            "--duration",
+            "60",
+            path_str(&out),
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tf_shm record");
+    r.wait_for("serving until interrupted", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&rec, rustix::process::Signal::INT);
+    let o = rec.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "tf_shm record: {text}");
+    assert!(text.contains(" 0 missed"), "{text}");
+    r.stop();
+
+    let want = samples_by_name(&bag);
+    let got = samples_by_name(&out);
+    assert_eq!(want.len(), got.len());
+    for ((wn, ws), (gn, gs)) in want.iter().zip(&got) {
+        assert_eq!(wn, gn);
+        assert_eq!(ws.len(), gs.len(), "{wn}: sample count");
+        for (w, g) in ws.iter().zip(gs) {
+            assert_eq!((w.0, &w.1), (g.0, &g.1), "{wn}");
+            let d = (0..7).map(|i| (w.2[i] - g.2[i]).abs()).fold(0.0, f64::max);
+            assert!(d <= 1e-15, "{wn} at {}: {:?} vs {:?}", w.0, w.2, g.2);
+        }
+    }
+
+    // The reference reader takes the file: ros2 profile, the TFMessage schema, indexed.
+    let check = r#"
+import sys
+from mcap.reader import make_reader
+from mcap_ros2.reader import read_ros2_messages
+with open(sys.argv[1], "rb") as f:
+    r = make_reader(f)
+    h = r.get_header()
+    s = r.get_summary()
+    assert h.profile == "ros2", h.profile
+    assert s is not None and s.chunk_indexes, "no summary or chunk index"
+    names = {(c.topic, s.schemas[c.schema_id].name, s.schemas[c.schema_id].encoding, c.message_encoding) for c in s.channels.values()}
+n = {"/tf": 0, "/tf_static": 0}
+for m in read_ros2_messages(sys.argv[1]):
+    n[m.channel.topic] += len(m.ros_msg.transforms)
+print(sorted(names), n["/tf"], n["/tf_static"])
+"#;
+    let py = support::run_python(&["-c".as_ref(), check.as_ref(), out.as_os_str()]);
+    let line = String::from_utf8_lossy(&py.stdout).trim().to_string();
+    let info = tf_shm_bag::scan(&bag, &Default::default()).unwrap();
+    assert_eq!(
+        line,
+        format!(
+            "[('/tf', 'tf2_msgs/msg/TFMessage', 'ros2msg', 'cdr'), ('/tf_static', \
+             'tf2_msgs/msg/TFMessage', 'ros2msg', 'cdr')] {} {}",
+            info.dynamic_transforms, info.static_transforms
+        )
+    );
+}
+
+#[test]
+fn bad_bags_are_refused_before_serving() {
+    let dir = TestDir::new("badbag");
+    // A live arena must not be touched by a failed replay.
+    let mut owner = dir.owner(tf_shm::ArenaConfig::default());
+    owner
+        .writer()
+        .set_transform(
+            &tf_shm::validate::TransformInput {
+                frame_id: "map",
+                child_frame_id: "robot",
+                stamp: 5,
+                translation: [1.0, 0.0, 0.0],
+                rotation: [0.0, 0.0, 0.0, 1.0],
+            },
+            "test",
+            true,
+        )
+        .unwrap();
+    let full = support::bag("pr2_zstd.mcap");
+    let bytes = std::fs::read(&full).unwrap();
+    let cut = support::bags().join("cli_cut.mcap");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    for (bag, says) in [
+        (cut, "ends early"),
+        (
+            support::bag("wrong_schema.mcap"),
+            "geometry_msgs/msg/PoseStamped",
+        ),
+        (support::bag("no_tf.mcap"), "no TF in this bag"),
+        (support::bag("undecodable.mcap"), "does not decode"),
+    ] {
+        let run = dir.run(&["replay", "--as-fast-as-possible", path_str(&bag)]);
+        assert_eq!(run.0.status.code(), Some(3), "{}", run.stderr());
+        let err = run.stderr();
+        assert!(
+            err.starts_with(&format!("tf_shm replay: {}: ", bag.display())) && err.contains(says),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let t = owner.view().lookup_transform("map", "robot", 0).unwrap();
+    assert_eq!(t.transform.translation, [1.0, 0.0, 0.0]);
+    assert_eq!(owner.view().frame_count(), 3);
+}
+
+#[test]
+fn record_refuses_to_overwrite_and_needs_an_arena() {
+    let dir = TestDir::new("recbad");
+    let out = support::bags().join("existing.mcap");
+    std::fs::write(&out, b"keep me").unwrap();
+    let run = dir.run(&["record", path_str(&out)]);
+    assert_eq!(run.0.status.code(), Some(3), "{}", run.stderr());
+    assert!(run.stderr().contains("--force"), "{}", run.stderr());
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    // --force, but no arena is served here: nothing written either.
+    let run = dir.run(&["record", "--force", path_str(&out)]);
+    assert_eq!(run.0.status.code(), Some(3), "{}", run.stderr());
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+}
