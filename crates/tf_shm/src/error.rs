@@ -36,8 +36,6 @@ pub enum TransformError {
     },
     /// `tf2::InvalidArgumentException`: empty frame id, leading '/', bad time.
     InvalidArgument(String),
-    /// `tf2::TimeoutException`: a waiting lookup ran out of time.
-    Timeout(String),
     /// Not a tf2 class: the arena could not be read consistently.
     Arena(ArenaError),
 }
@@ -55,7 +53,6 @@ impl TransformError {
                 ExtrapolationKind::NoData => "NoDataForExtrapolationException",
             },
             TransformError::InvalidArgument(_) => "InvalidArgumentException",
-            TransformError::Timeout(_) => "TimeoutException",
             TransformError::Arena(_) => "ArenaError",
         }
     }
@@ -67,7 +64,6 @@ impl fmt::Display for TransformError {
             TransformError::Lookup(m)
             | TransformError::Connectivity(m)
             | TransformError::InvalidArgument(m)
-            | TransformError::Timeout(m)
             | TransformError::Extrapolation { message: m, .. } => f.write_str(m),
             TransformError::Arena(e) => e.fmt(f),
         }

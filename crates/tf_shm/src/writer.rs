@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use crate::arena::layout::*;
 use crate::arena::region::{Region, RingRef};
-use crate::arena::{names, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
+use crate::arena::{names, notify, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
 use crate::history::{insert_decision, InsertDecision};
 use crate::ring::{write_slot, RingWriter};
 use crate::sample::{FrameId, Sample};
@@ -219,6 +219,7 @@ impl ArenaWriter {
         };
         if matches!(status, WriteStatus::Stored | WriteStatus::StoredHistoryCut) {
             self.note_accepted(child, parent, authority);
+            notify::published(self.header());
         }
         Ok(status)
     }
@@ -229,6 +230,8 @@ impl ArenaWriter {
         let h = self.header();
         h.clear_generation.fetch_add(1, Ordering::Release);
         h.clears_total.fetch_add(1, Ordering::Relaxed);
+        // A waiter's answer may change (e.g. to an extrapolation it should not wait past).
+        notify::published(h);
     }
 
     fn refused(&self, r: Refusal) -> SetTransformError {
