@@ -49,6 +49,7 @@ echo "building (release, thin LTO) …" >&2
 cargo build --release -p tf_shm_bench
 cargo test --release -p tf_shm --test alloc_free --no-run
 cargo bench -p tf_shm --bench lookup --no-run
+cargo build --release -p tf_shm --example wait_latency
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -98,6 +99,12 @@ PY
 echo "comparison (tf_shm / tf2 / tf_tree) …" >&2
 cmp_args=(--rounds "${ROUNDS:-7}" --ms "${MS:-25}" --queries 1024 --thread-secs "${THREAD_SECS:-1}")
 "$CARGO_TARGET_DIR/release/tf_shm_bench" "${cmp_args[@]}" >"$work/compare.md"
+
+# ---- 3b. waits ----
+echo "waits (wake latency, CPU while waiting) …" >&2
+waits_load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+"$CARGO_TARGET_DIR/release/examples/wait_latency" "${WAIT_SAMPLES:-3000}" >"$work/waits.md"
+waits_load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- 4. and 5.: the ROS bridge (root: loopback-only network namespace) ----
 fanout_window=${FANOUT_WINDOW:-30}
@@ -258,6 +265,18 @@ PY
         echo "**Not measured in this run** ($fanout_result: \`scripts/fanout.sh\` needs root for its"
         echo "loopback-only network namespace). No numbers are given, and none are estimated."
     fi
+    echo
+    echo "## Waits that wake on data"
+    echo
+    echo "\`crates/tf_shm/examples/wait_latency.rs\`: an owner process writes map→base every 3–4 ms with"
+    echo "its monotonic write time in the translation; a consumer process (\`tf_shm::Open\`, read-only"
+    echo "mapping) calls \`lookup_transform_timeout\` for each new stamp and records return time −"
+    echo "write time (wake-up, re-check and lookup included). The waiter sleeps on the arena's futex"
+    echo "word; the writer calls FUTEX_WAKE only while a waiting bit is set. A waiting thread also"
+    echo "wakes every 200 ms to notice an arena swap that raced with its sleep. Load average before:"
+    echo "$waits_load_before, after: $waits_load_after (shared machine)."
+    echo
+    cat "$work/waits.md"
     echo
     echo "## Analysis (hand-written; kept across re-runs)"
     echo
