@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every tf_shm benchmark and writes docs/benchmarks.md (issue 2 item 7, issue 6).
+# Runs every tf_shm benchmark and writes docs/benchmarks.md.
 #
 #   scripts/bench.sh            # everything, ~10 min on the 2-core dev machine
 #   ROUNDS=9 scripts/bench.sh   # more alternating rounds in the comparison
@@ -182,7 +182,7 @@ cores=$(nproc)
     echo "scripts/fanout.sh --window $fanout_window --warmup $fanout_warmup              # as root; builds in target/"
     echo '```'
     echo
-    echo "## tf_shm alone (criterion, issue 2 item 7)"
+    echo "## tf_shm alone (criterion)"
     echo
     echo "Chains \`c0 → … → cN\`, every link dynamic, 100 Hz over 10 s (1001 samples per link);"
     echo "\`T_c0_cN\` at 1024 cycled times: off-grid (*interp*), exact stamps, time 0. *pair* ="
@@ -199,7 +199,7 @@ cores=$(nproc)
     echo "and time-0 queries; both directions; through a static link) and over 2000"
     echo "\`set_transform\` calls on existing dynamic and static frames: **$alloc_result**."
     echo
-    echo "## Side by side: tf_shm, tf2, tf_tree (issue 6 items 1, 2)"
+    echo "## Side by side: tf_shm, tf2, tf_tree"
     echo
     echo "Scenarios: chains of depth 1, 3, 8, 15 (all links dynamic) and a 200-frame random tree"
     echo "(a quarter of its links static, 64 frame pairs across branches); 100 Hz over 10 s per"
@@ -208,7 +208,7 @@ cores=$(nproc)
     echo
     cat "$work/compare.md"
     echo
-    echo "## Bridge ingest and DDS → visible latency (issue 6 item 4)"
+    echo "## Bridge ingest and DDS → visible latency"
     echo
     if [ "$latency_result" = ok ]; then
         echo "\`scripts/latency.sh\`: *ingest* is \`ArenaWriter::set_transform\` alone (no DDS) on an"
@@ -239,7 +239,7 @@ PY
         echo "loopback-only network namespace). No numbers are given, and none are estimated."
     fi
     echo
-    echo "## Fan-out: N consumers of one TF tree (issue 6 item 3)"
+    echo "## Fan-out: N consumers of one TF tree"
     echo
     if [ "$fanout_result" = ok ]; then
         echo "\`scripts/fanout.sh\`: N consumer processes each need TF for a 50-frame tree at 100 Hz."

@@ -2,7 +2,7 @@
 //! reading a damaged or contended arena.
 //!
 //! Every text a user can see is built in this module, so it can be compared with tf2's
-//! character for character (spec §4.3, §6.3).
+//! character for character (docs/tf2-semantics.md §4.3, §6.3).
 
 use std::fmt;
 
@@ -124,7 +124,7 @@ pub enum FrameArgProblem {
     Unknown,
 }
 
-/// The `what()` text of a failed cache read, as tf2 Jazzy's `TimeCache` writes it (spec §4.3);
+/// The `what()` text of a failed cache read, as tf2 Jazzy's `TimeCache` writes it (docs/tf2-semantics.md §4.3);
 /// empty for an empty cache. Times are printed `%.6f` seconds.
 pub fn cache_error_text(e: &crate::store::CacheError) -> String {
     use crate::store::CacheError;

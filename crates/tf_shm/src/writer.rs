@@ -171,7 +171,7 @@ impl ArenaWriter {
         self.geo.cache_time_ns
     }
 
-    /// tf2's `BufferCore::setTransform(msg, authority, is_static)` (ROS 2 Jazzy rules, spec §2):
+    /// tf2's `BufferCore::setTransform(msg, authority, is_static)` (ROS 2 Jazzy rules, docs/tf2-semantics.md §2):
     /// validates, creates frames as needed, and stores the sample — into the frame's static
     /// slot when `is_static`, else into its history. A frame that switches kind loses its old
     /// cache, as in ROS 2.
