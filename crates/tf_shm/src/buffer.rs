@@ -5,7 +5,7 @@
 //! mapping it has keeps answering (its history stays valid, newer times extrapolate as tf2
 //! would), and the thread retries joining every 20 ms until an owner serves again (every second while an owner
 //! refuses us, e.g. a bridge of another version). A new arena
-//! instance is swapped in whole and [`Buffer::generation`] goes up; a lookup in flight keeps the
+//! instance is swapped in whole and [`Buffer::arena_swaps`] goes up; a lookup in flight keeps the
 //! mapping it started with alive until it returns, so no answer is torn or dangling.
 
 use std::os::fd::OwnedFd;
@@ -40,7 +40,7 @@ pub struct Buffer {
 
 struct Shared {
     current: ArcSwap<Attachment>,
-    generation: AtomicU64,
+    arena_swaps: AtomicU64,
     spec: JoinSpec,
     stop: AtomicBool,
     wake: OwnedFd,
@@ -53,7 +53,7 @@ impl Buffer {
             .map_err(|e| OpenError::io("create an eventfd for", &spec.loc.sock_path, e.into()))?;
         let shared = Arc::new(Shared {
             current: ArcSwap::from_pointee(att),
-            generation: AtomicU64::new(0),
+            arena_swaps: AtomicU64::new(0),
             spec,
             stop: AtomicBool::new(false),
             wake,
@@ -86,8 +86,8 @@ impl Buffer {
     }
 
     /// How many times a new arena instance was swapped in since this buffer was opened.
-    pub fn generation(&self) -> u64 {
-        self.shared.generation.load(Ordering::SeqCst)
+    pub fn arena_swaps(&self) -> u64 {
+        self.shared.arena_swaps.load(Ordering::SeqCst)
     }
 
     /// Identity of the arena answering now.
@@ -394,11 +394,11 @@ impl Shared {
             match join(&self.spec) {
                 Ok(att) => {
                     let new_instance = att.view.identity().instance_uuid != old_instance;
-                    // Swap first, count second: whoever sees the new generation also sees the
+                    // Swap first, count second: whoever sees the new count also sees the
                     // new arena (and no longer our old slot).
                     self.current.store(Arc::new(att));
                     if new_instance {
-                        self.generation.fetch_add(1, Ordering::SeqCst);
+                        self.arena_swaps.fetch_add(1, Ordering::SeqCst);
                     }
                     return false;
                 }

@@ -155,6 +155,6 @@ fn a_wait_follows_the_arena_to_a_restarted_owner() {
         let (r, elapsed) = waiter.join().unwrap();
         r.expect("the new owner's frame");
         assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
-        assert_eq!(buffer.generation(), 1);
+        assert_eq!(buffer.arena_swaps(), 1);
     });
 }
