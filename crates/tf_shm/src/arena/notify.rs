@@ -82,3 +82,97 @@ pub(crate) fn wake_all(h: &Header) {
         let _ = h;
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::arena::{Arena, ArenaConfig};
+    use crate::validate::TransformInput;
+    use crate::writer::ArenaWriter;
+
+    fn write(w: &mut ArenaWriter, child: &str, stamp: i64) {
+        let t = TransformInput {
+            frame_id: "map",
+            child_frame_id: child,
+            stamp,
+            translation: [0.0; 3],
+            rotation: [0.0, 0.0, 0.0, 1.0],
+        };
+        w.set_transform(&t, "test", false).unwrap();
+    }
+
+    fn small() -> ArenaConfig {
+        ArenaConfig {
+            memory_budget_bytes: 1 << 20,
+            max_frames: 16,
+            ..ArenaConfig::default()
+        }
+    }
+
+    #[test]
+    fn every_stored_sample_and_clear_notifies_refusals_do_not() {
+        let (mut w, view) = Arena::in_memory(&small()).unwrap();
+        let h = view.header();
+        let n0 = seen(h);
+        write(&mut w, "a", 1);
+        write(&mut w, "b", 1);
+        assert_eq!(seen(h), n0 + 2);
+        // Refused (older than the cache time) and duplicate samples change nothing to wait for.
+        write(&mut w, "a", 1);
+        let old = TransformInput {
+            frame_id: "map",
+            child_frame_id: "a",
+            stamp: -100_000_000_000,
+            translation: [0.0; 3],
+            rotation: [0.0, 0.0, 0.0, 1.0],
+        };
+        let _ = w.set_transform(&old, "test", false);
+        assert_eq!(seen(h), n0 + 2);
+        w.clear();
+        assert_eq!(seen(h), n0 + 3);
+    }
+
+    #[test]
+    fn a_batch_notifies_once_at_its_end_even_when_it_panics() {
+        let (mut w, view) = Arena::in_memory(&small()).unwrap();
+        let h = view.header();
+        let n0 = seen(h);
+        w.batch(|w| {
+            for k in 0..10 {
+                write(w, "a", 1 + k);
+                w.batch(|w| write(w, "b", 1 + k));
+            }
+            assert_eq!(seen(h), n0, "held inside the batch");
+        });
+        assert_eq!(seen(h), n0 + 1);
+        w.batch(|_| {});
+        assert_eq!(seen(h), n0 + 1, "an empty batch notifies nothing");
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            w.batch(|w| {
+                write(w, "a", 100);
+                panic!("in the batch");
+            })
+        }));
+        assert!(caught.is_err());
+        assert_eq!(seen(h), n0 + 2);
+        write(&mut w, "a", 101);
+        assert_eq!(seen(h), n0 + 3, "no batch left open");
+    }
+
+    #[test]
+    fn waiting_bits_are_set_and_cleared_per_participant() {
+        let (_w, view) = Arena::in_memory(&small()).unwrap();
+        let h = view.header();
+        set_waiting(h, 200, true);
+        assert_eq!(h.waiting[3].load(Ordering::SeqCst), 1 << (200 - 192));
+        set_waiting(h, 5, true);
+        set_waiting(h, 200, false);
+        assert_eq!(h.waiting[3].load(Ordering::SeqCst), 0);
+        assert_eq!(h.waiting[0].load(Ordering::SeqCst), 1 << 5);
+        set_waiting(h, 5, false);
+        assert!(h.waiting.iter().all(|w| w.load(Ordering::SeqCst) == 0));
+        // Out of range: ignored, not a panic.
+        set_waiting(h, 4096, true);
+        assert!(h.waiting.iter().all(|w| w.load(Ordering::SeqCst) == 0));
+    }
+}
