@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every tf_shm benchmark and writes docs/benchmarks.md (issue 2 item 7, issue 6).
+# Runs every tf_shm benchmark and writes docs/benchmarks.md.
 #
 #   scripts/bench.sh            # everything, ~10 min on the 2-core dev machine
 #   ROUNDS=9 scripts/bench.sh   # more alternating rounds in the comparison
@@ -53,6 +53,7 @@ echo "building (release, thin LTO) …" >&2
 cargo build --release -p tf_shm_bench
 cargo test --release -p tf_shm --test alloc_free --no-run
 cargo bench -p tf_shm --bench lookup --no-run
+cargo build --release -p tf_shm --example wait_latency
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -102,6 +103,12 @@ PY
 echo "comparison (tf_shm / tf2 / tf_tree) …" >&2
 cmp_args=(--rounds "${ROUNDS:-7}" --ms "${MS:-25}" --queries 1024 --thread-secs "${THREAD_SECS:-1}")
 "$CARGO_TARGET_DIR/release/tf_shm_bench" "${cmp_args[@]}" >"$work/compare.md"
+
+# ---- 3b. waits ----
+echo "waits (wake latency, CPU while waiting) …" >&2
+waits_load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+"$CARGO_TARGET_DIR/release/examples/wait_latency" "${WAIT_SAMPLES:-3000}" >"$work/waits.md"
+waits_load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- 4. and 5.: the ROS bridge (root: loopback-only network namespace) ----
 fanout_window=${FANOUT_WINDOW:-30}
@@ -215,7 +222,7 @@ cores=$(nproc)
     echo "scripts/bag_bench.sh                                   # same env as the first lines"
     echo '```'
     echo
-    echo "## tf_shm alone (criterion, issue 2 item 7)"
+    echo "## tf_shm alone (criterion)"
     echo
     echo "Chains \`c0 → … → cN\`, every link dynamic, 100 Hz over 10 s (1001 samples per link);"
     echo "\`T_c0_cN\` at 1024 cycled times: off-grid (*interp*), exact stamps, time 0. *pair* ="
@@ -232,7 +239,7 @@ cores=$(nproc)
     echo "and time-0 queries; both directions; through a static link) and over 2000"
     echo "\`set_transform\` calls on existing dynamic and static frames: **$alloc_result**."
     echo
-    echo "## Side by side: tf_shm, tf2, tf_tree (issue 6 items 1, 2)"
+    echo "## Side by side: tf_shm, tf2, tf_tree"
     echo
     echo "Scenarios: chains of depth 1, 3, 8, 15 (all links dynamic) and a 200-frame random tree"
     echo "(a quarter of its links static, 64 frame pairs across branches); 100 Hz over 10 s per"
@@ -241,7 +248,7 @@ cores=$(nproc)
     echo
     cat "$work/compare.md"
     echo
-    echo "## Bridge ingest and DDS → visible latency (issue 6 item 4)"
+    echo "## Bridge ingest and DDS → visible latency"
     echo
     if [ "$latency_result" = ok ]; then
         echo "\`scripts/latency.sh\`: *ingest* is \`ArenaWriter::set_transform\` alone (no DDS) on an"
@@ -272,7 +279,7 @@ PY
         echo "loopback-only network namespace). No numbers are given, and none are estimated."
     fi
     echo
-    echo "## Fan-out: N consumers of one TF tree (issue 6 item 3)"
+    echo "## Fan-out: N consumers of one TF tree"
     echo
     if [ "$fanout_result" = ok ]; then
         echo "\`scripts/fanout.sh\`: N consumer processes each need TF for a 50-frame tree at 100 Hz."
@@ -299,7 +306,7 @@ PY
         echo "loopback-only network namespace). No numbers are given, and none are estimated."
     fi
     echo
-    echo "## Python: tf_shm.Buffer against tf2_ros's Python stack (issue 14)"
+    echo "## Python: tf_shm.Buffer against tf2_ros's Python stack"
     echo
     if [ "$pylookup_result" = ok ]; then
         echo "\`crates/tf_shm_py/bench/lookup.py\`: a depth-3 chain of dynamic links (100 Hz over 10 s each,"
@@ -347,7 +354,7 @@ PY
         echo "Fan-out with Python consumers: **not measured in this run** ($pyfanout_result)."
     fi
     echo
-    echo "## Bag replay: \`tf_shm replay --as-fast-as-possible\` (issue 16)"
+    echo "## Bag replay: \`tf_shm replay --as-fast-as-possible\`"
     echo
     if [ "$bag_result" = ok ]; then
         echo "\`scripts/bag_bench.sh\`:"
@@ -356,6 +363,17 @@ PY
     else
         echo "**Not measured in this run** (\`scripts/bag_bench.sh\` failed; see its output)."
     fi
+    echo "## Waits that wake on data"
+    echo
+    echo "\`crates/tf_shm/examples/wait_latency.rs\`: an owner process writes map→base every 3–4 ms with"
+    echo "its monotonic write time in the translation; a consumer process (\`tf_shm::Open\`, read-only"
+    echo "mapping) calls \`lookup_transform_timeout\` for each new stamp and records return time −"
+    echo "write time (wake-up, re-check and lookup included). The waiter sleeps on the arena's futex"
+    echo "word; the writer calls FUTEX_WAKE only while a waiting bit is set. A waiting thread also"
+    echo "wakes every 200 ms to notice an arena swap that raced with its sleep. Load average before:"
+    echo "$waits_load_before, after: $waits_load_after (shared machine)."
+    echo
+    cat "$work/waits.md"
     echo
     echo "## Analysis (hand-written; kept across re-runs)"
     echo

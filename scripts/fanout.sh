@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fan-out benchmark (issue 6 item 3): N consumer processes each needing TF for a 50-frame tree at
+# Fan-out benchmark: N consumer processes each needing TF for a 50-frame tree at
 # 100 Hz, two ways, in a loopback-only network namespace (root; ROS_AUTOMATIC_DISCOVERY_RANGE=
 # LOCALHOST too, so no DDS traffic leaves the machine):
 #

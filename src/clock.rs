@@ -1,5 +1,5 @@
 //! Backward jumps of the ROS clock (sim time, bag loops): tf2_ros's C++ `Buffer` clears the
-//! buffer on any backward jump and on a change of time source (spec §10.2); so do we.
+//! buffer on any backward jump and on a change of time source (docs/tf2-semantics.md §10.2); so do we.
 
 /// What a clock observation calls for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tf_shm::validate::TransformInput;
 use tf_shm::{ArenaWriter, SetTransformError, WriteStatus};
 
-/// The authority tf2_ros's C++ `TransformListener` passes for every sample (spec §7).
+/// The authority tf2_ros's C++ `TransformListener` passes for every sample (docs/tf2-semantics.md §7).
 pub const AUTHORITY: &str = "Authority undetectable";
 
 /// Repeats of one (frame, reason) are summarised at most this often.

@@ -103,20 +103,23 @@ fn stamp_ns(t: &r2r::builtin_interfaces::msg::Time) -> i64 {
     i64::from(t.sec) * 1_000_000_000 + i64::from(t.nanosec)
 }
 
-/// Writes one message's transforms; logs frames seen for the first time.
+/// Writes one message's transforms (waiting consumers are woken once, after the message);
+/// logs frames seen for the first time.
 fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_static: bool) {
     let before = owner.view().frame_count();
-    for t in &msg.transforms {
-        let (p, q) = (&t.transform.translation, &t.transform.rotation);
-        let input = TransformInput {
-            frame_id: &t.header.frame_id,
-            child_frame_id: &t.child_frame_id,
-            stamp: stamp_ns(&t.header.stamp),
-            translation: [p.x, p.y, p.z],
-            rotation: [q.x, q.y, q.z, q.w],
-        };
-        ingest.apply(owner.writer(), &input, is_static);
-    }
+    owner.writer().batch(|writer| {
+        for t in &msg.transforms {
+            let (p, q) = (&t.transform.translation, &t.transform.rotation);
+            let input = TransformInput {
+                frame_id: &t.header.frame_id,
+                child_frame_id: &t.child_frame_id,
+                stamp: stamp_ns(&t.header.stamp),
+                translation: [p.x, p.y, p.z],
+                rotation: [q.x, q.y, q.z, q.w],
+            };
+            ingest.apply(writer, &input, is_static);
+        }
+    });
     let view = owner.view();
     for id in before..view.frame_count() {
         if let Ok(Some(name)) = view.frame_name(id) {

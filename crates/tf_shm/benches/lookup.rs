@@ -1,4 +1,4 @@
-//! Criterion benchmarks of tf_shm's hot paths (issue 2, item 7).
+//! Criterion benchmarks of tf_shm's hot paths.
 //!
 //! * lookups on chains of depth 1, 3, 8 and 15, every link dynamic with 100 Hz samples over
 //!   10 s, at off-grid times (interpolation), exact stamps and time 0; through

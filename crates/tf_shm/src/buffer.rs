@@ -5,7 +5,7 @@
 //! mapping it has keeps answering (its history stays valid, newer times extrapolate as tf2
 //! would), and the thread retries joining every 20 ms until an owner serves again (every second while an owner
 //! refuses us, e.g. a bridge of another version). A new arena
-//! instance is swapped in whole and [`Buffer::generation`] goes up; a lookup in flight keeps the
+//! instance is swapped in whole and [`Buffer::arena_swaps`] goes up; a lookup in flight keeps the
 //! mapping it started with alive until it returns, so no answer is torn or dangling.
 
 use std::os::fd::OwnedFd;
@@ -18,15 +18,16 @@ use arc_swap::ArcSwap;
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
-use crate::arena::ArenaIdentity;
+use crate::arena::{notify, ArenaIdentity};
 use crate::error::{ArenaError, TransformError};
 use crate::rendezvous::open::{join, Attachment, JoinSpec, RETRY};
 use crate::rendezvous::{Location, OpenError};
 use crate::sample::{Transform, TransformStamped};
 use crate::view::{ArenaView, FramePair};
 
-/// tf2_ros's polling period for waiting lookups.
-const WAIT_POLL: Duration = Duration::from_millis(10);
+/// Longest single sleep of a waiting call: bounds how late a wait notices an arena swap that
+/// raced with its going to sleep (the swap's wake-up ends every sleep that began before it).
+const SWAP_RECHECK: Duration = Duration::from_millis(200);
 /// How often to retry an owner that refused us (rather than one that is absent).
 const REFUSED_RETRY: Duration = Duration::from_secs(1);
 
@@ -39,7 +40,7 @@ pub struct Buffer {
 
 struct Shared {
     current: ArcSwap<Attachment>,
-    generation: AtomicU64,
+    arena_swaps: AtomicU64,
     spec: JoinSpec,
     stop: AtomicBool,
     wake: OwnedFd,
@@ -52,7 +53,7 @@ impl Buffer {
             .map_err(|e| OpenError::io("create an eventfd for", &spec.loc.sock_path, e.into()))?;
         let shared = Arc::new(Shared {
             current: ArcSwap::from_pointee(att),
-            generation: AtomicU64::new(0),
+            arena_swaps: AtomicU64::new(0),
             spec,
             stop: AtomicBool::new(false),
             wake,
@@ -85,8 +86,8 @@ impl Buffer {
     }
 
     /// How many times a new arena instance was swapped in since this buffer was opened.
-    pub fn generation(&self) -> u64 {
-        self.shared.generation.load(Ordering::SeqCst)
+    pub fn arena_swaps(&self) -> u64 {
+        self.shared.arena_swaps.load(Ordering::SeqCst)
     }
 
     /// Identity of the arena answering now.
@@ -203,10 +204,45 @@ impl Buffer {
         self.view_guard().view.all_frames_as_yaml(now)
     }
 
-    /// tf2_ros's `Buffer::lookupTransform(target, source, time, timeout)`: polls
-    /// `canTransform` every 10 ms until it succeeds or `timeout` passes, then does the plain
-    /// lookup, so a failure is the plain lookup's error, as tf2_ros throws it. Time 0 is
-    /// re-resolved at each poll. Waits on the steady clock (this buffer has no sim time).
+    /// tf2_ros's `Buffer::canTransform(target, source, time, timeout)`: waits until
+    /// [`Buffer::can_transform`] succeeds or `timeout` passes, then answers as
+    /// [`Buffer::can_transform`] does (`Ok(())`, or the error it returns at the end).
+    ///
+    /// The wait sleeps on the arena's notification word and wakes when the bridge writes a
+    /// transform (or clears the buffer, or a new arena is swapped in after a bridge restart):
+    /// no polling, no CPU while nothing arrives. `timeout` is measured on the steady clock
+    /// (this buffer has no sim time); `Duration::ZERO` checks once. Time 0 means the latest
+    /// common time, re-evaluated at each wake. tf2_ros never raises `TimeoutException` here,
+    /// and neither does this: a wait that runs out returns the check's own error.
+    pub fn can_transform_timeout(
+        &self,
+        target: &str,
+        source: &str,
+        time: i64,
+        timeout: Duration,
+    ) -> Result<(), TransformError> {
+        self.wait_for(timeout, |v| v.can_transform(target, source, time))
+    }
+
+    /// tf2_ros's two-time `Buffer::canTransform(target, target_time, source, source_time,
+    /// fixed, timeout)`; waits as [`Buffer::can_transform_timeout`] does.
+    pub fn can_transform_full_timeout(
+        &self,
+        target: &str,
+        target_time: i64,
+        source: &str,
+        source_time: i64,
+        fixed: &str,
+        timeout: Duration,
+    ) -> Result<(), TransformError> {
+        self.wait_for(timeout, |v| {
+            v.can_transform_full(target, target_time, source, source_time, fixed)
+        })
+    }
+
+    /// tf2_ros's `Buffer::lookupTransform(target, source, time, timeout)`: waits as
+    /// [`Buffer::can_transform_timeout`] does, then does the plain lookup, so a failure is the
+    /// plain lookup's error, as tf2_ros throws it.
     pub fn lookup_transform_timeout<'a>(
         &self,
         target: &'a str,
@@ -214,11 +250,74 @@ impl Buffer {
         time: i64,
         timeout: Duration,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        let start = Instant::now();
-        while start.elapsed() < timeout && self.can_transform(target, source, time).is_err() {
-            std::thread::sleep(WAIT_POLL);
-        }
+        let _ = self.can_transform_timeout(target, source, time, timeout);
         self.lookup_transform(target, source, time)
+    }
+
+    /// tf2_ros's two-time `Buffer::lookupTransform(target, target_time, source, source_time,
+    /// fixed, timeout)`: waits as [`Buffer::can_transform_full_timeout`] does, then does the
+    /// plain [`Buffer::lookup_transform_full`].
+    pub fn lookup_transform_full_timeout<'a>(
+        &self,
+        target: &'a str,
+        target_time: i64,
+        source: &'a str,
+        source_time: i64,
+        fixed: &str,
+        timeout: Duration,
+    ) -> Result<TransformStamped<'a>, TransformError> {
+        let _ = self.can_transform_full_timeout(
+            target,
+            target_time,
+            source,
+            source_time,
+            fixed,
+            timeout,
+        );
+        self.lookup_transform_full(target, target_time, source, source_time, fixed)
+    }
+
+    /// Checks `ready` on the current arena until it succeeds or `timeout` passes, sleeping on
+    /// the arena's notification word in between; returns the last check's result.
+    fn wait_for(
+        &self,
+        timeout: Duration,
+        mut ready: impl FnMut(&ArenaView) -> Result<(), TransformError>,
+    ) -> Result<(), TransformError> {
+        let first = ready(&self.view_guard().view);
+        if first.is_ok() || timeout.is_zero() {
+            return first;
+        }
+        // Past the representable future, wait "forever".
+        let deadline = Instant::now().checked_add(timeout);
+        let mut waiting_on: Option<Arc<Attachment>> = None;
+        let result = loop {
+            let cur = self.shared.current.load_full();
+            if !waiting_on.as_ref().is_some_and(|w| Arc::ptr_eq(w, &cur)) {
+                if let Some(old) = waiting_on.take() {
+                    old.end_wait();
+                }
+                cur.begin_wait();
+                waiting_on = Some(cur.clone());
+            }
+            let header = cur.view.header();
+            // Read before checking: a write after the check moves the word, so the sleep
+            // below returns at once instead of missing it.
+            let seen = notify::seen(header);
+            let r = ready(&cur.view);
+            let now = Instant::now();
+            let left = match deadline {
+                _ if r.is_ok() => break r,
+                Some(d) if d <= now => break r,
+                Some(d) => d - now,
+                None => SWAP_RECHECK,
+            };
+            notify::sleep(header, seen, left.min(SWAP_RECHECK));
+        };
+        if let Some(w) = waiting_on {
+            w.end_wait();
+        }
+        result
     }
 }
 
@@ -271,9 +370,13 @@ impl Shared {
             }
             if hung_up {
                 let old = cur.view.identity().instance_uuid;
+                let old_view = cur.view.clone();
                 // Only the swap may drop the old attachment (and its slot byte) from here on.
                 drop(cur);
-                if self.reattach(old) {
+                let stop = self.reattach(old);
+                // Waits sleeping on the old arena move to the new one (or see the stop).
+                notify::wake_all(old_view.header());
+                if stop {
                     return;
                 }
             }
@@ -291,11 +394,11 @@ impl Shared {
             match join(&self.spec) {
                 Ok(att) => {
                     let new_instance = att.view.identity().instance_uuid != old_instance;
-                    // Swap first, count second: whoever sees the new generation also sees the
+                    // Swap first, count second: whoever sees the new count also sees the
                     // new arena (and no longer our old slot).
                     self.current.store(Arc::new(att));
                     if new_instance {
-                        self.generation.fetch_add(1, Ordering::SeqCst);
+                        self.arena_swaps.fetch_add(1, Ordering::SeqCst);
                     }
                     return false;
                 }

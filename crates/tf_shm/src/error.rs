@@ -2,7 +2,7 @@
 //! reading a damaged or contended arena.
 //!
 //! Every text a user can see is built in this module, so it can be compared with tf2's
-//! character for character (spec §4.3, §6.3).
+//! character for character (docs/tf2-semantics.md §4.3, §6.3).
 
 use std::fmt;
 
@@ -36,8 +36,6 @@ pub enum TransformError {
     },
     /// `tf2::InvalidArgumentException`: empty frame id, leading '/', bad time.
     InvalidArgument(String),
-    /// `tf2::TimeoutException`: a waiting lookup ran out of time.
-    Timeout(String),
     /// Not a tf2 class: the arena could not be read consistently.
     Arena(ArenaError),
 }
@@ -55,7 +53,6 @@ impl TransformError {
                 ExtrapolationKind::NoData => "NoDataForExtrapolationException",
             },
             TransformError::InvalidArgument(_) => "InvalidArgumentException",
-            TransformError::Timeout(_) => "TimeoutException",
             TransformError::Arena(_) => "ArenaError",
         }
     }
@@ -67,7 +64,6 @@ impl fmt::Display for TransformError {
             TransformError::Lookup(m)
             | TransformError::Connectivity(m)
             | TransformError::InvalidArgument(m)
-            | TransformError::Timeout(m)
             | TransformError::Extrapolation { message: m, .. } => f.write_str(m),
             TransformError::Arena(e) => e.fmt(f),
         }
@@ -128,7 +124,7 @@ pub enum FrameArgProblem {
     Unknown,
 }
 
-/// The `what()` text of a failed cache read, as tf2 Jazzy's `TimeCache` writes it (spec §4.3);
+/// The `what()` text of a failed cache read, as tf2 Jazzy's `TimeCache` writes it (docs/tf2-semantics.md §4.3);
 /// empty for an empty cache. Times are printed `%.6f` seconds.
 pub fn cache_error_text(e: &crate::store::CacheError) -> String {
     use crate::store::CacheError;

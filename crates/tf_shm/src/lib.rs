@@ -44,6 +44,9 @@ pub use buffer::Buffer;
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
 pub use rendezvous::{Mode, Open, OpenError, Owner};
 pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
+#[doc(hidden)]
+#[cfg(not(loom))]
+pub use sync::set_read_deadline_for_tests;
 pub use view::{ArenaView, FramePair};
 pub use writer::{ArenaWriter, CapacityError, SetTransformError, WriteStatus};
 

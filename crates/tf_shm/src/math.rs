@@ -106,7 +106,7 @@ fn tf2_acos(x: f64) -> f64 {
     x.clamp(-1.0, 1.0).acos()
 }
 
-/// tf2's `Quaternion::slerp(a, b, r)` (spec §3.1): half angle
+/// tf2's `Quaternion::slerp(a, b, r)` (docs/tf2-semantics.md §3.1): half angle
 /// `θ = acos(clamp(|a·b| / sqrt(|a|²|b|²)))`; `θ == 0` returns `a` unchanged (sign and norm
 /// included); otherwise `(a·sin((1−r)θ) ± b·sin(rθ)) / sin θ`, taking `−b` when `a·b < 0`
 /// (short arc). No renormalisation. `r` = 0 at `a`, 1 at `b`.
@@ -332,7 +332,7 @@ pub fn matrix_from_quat(q: &Quat) -> Mat3 {
     ]
 }
 
-/// Quaternion of a rotation matrix (Bullet's `Matrix3x3::getRotation`, spec §6.4): trace > 0
+/// Quaternion of a rotation matrix (Bullet's `Matrix3x3::getRotation`, docs/tf2-semantics.md §6.4): trace > 0
 /// gives `w > 0`; otherwise the component of the largest diagonal element is made positive,
 /// so `w` may be negative for rotations of 120° or more.
 pub fn quat_from_matrix(m: &Mat3) -> Quat {
@@ -504,7 +504,7 @@ pub fn inverse_times(g: &Transform, s: &Transform) -> Transform {
 }
 
 /// A transform held as tf2's `tf2::Transform` holds it: a rotation matrix and an origin.
-/// Used where tf2 composes with matrices (the two-time lookup, spec §6.2).
+/// Used where tf2 composes with matrices (the two-time lookup, docs/tf2-semantics.md §6.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MatTransform {
     /// Rotation matrix (row-major).

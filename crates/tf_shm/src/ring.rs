@@ -45,9 +45,6 @@ pub(crate) struct Backoff {
 /// Spins before the first yield.
 #[cfg(not(loom))]
 const SPINS: u32 = 64;
-/// How long a reader keeps retrying before reporting the frame as contended.
-#[cfg(not(loom))]
-pub(crate) const READ_DEADLINE: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Backoff {
     pub(crate) fn new() -> Backoff {
@@ -68,7 +65,7 @@ impl Backoff {
         }
         let started = *self.started.get_or_insert_with(std::time::Instant::now);
         std::thread::yield_now();
-        started.elapsed() < READ_DEADLINE
+        started.elapsed() < crate::sync::read_deadline()
     }
 
     /// Under the model checker every retry multiplies the explored states: one retry only.

@@ -1,4 +1,4 @@
-//! tf2 ROS 2 Jazzy's `setTransform` checks (spec §2, §7): what a transform must satisfy before
+//! tf2 ROS 2 Jazzy's `setTransform` checks (docs/tf2-semantics.md §2, §7): what a transform must satisfy before
 //! it is stored, and the exact console line tf2 logs for each refusal.
 //!
 //! ROS 2 first builds a `tf2::Transform` from the message, i.e. passes the quaternion through a

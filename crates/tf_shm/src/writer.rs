@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use crate::arena::layout::*;
 use crate::arena::region::{Region, RingRef};
-use crate::arena::{names, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
+use crate::arena::{names, notify, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
 use crate::history::{insert_decision, InsertDecision};
 use crate::ring::{write_slot, RingWriter};
 use crate::sample::{FrameId, Sample};
@@ -143,6 +143,10 @@ pub struct ArenaWriter {
     /// index; readers use the in-arena one).
     frames: HashMap<Box<str>, FrameId>,
     authorities: HashMap<Box<str>, u64>,
+    /// Inside [`ArenaWriter::batch`]: waiters are notified once at its end.
+    batching: bool,
+    /// A sample was stored (or the buffer cleared) since the last notification.
+    unnotified: bool,
 }
 
 impl ArenaWriter {
@@ -153,6 +157,8 @@ impl ArenaWriter {
             geo,
             frames: HashMap::new(),
             authorities: HashMap::new(),
+            batching: false,
+            unnotified: false,
         }
     }
 
@@ -171,7 +177,7 @@ impl ArenaWriter {
         self.geo.cache_time_ns
     }
 
-    /// tf2's `BufferCore::setTransform(msg, authority, is_static)` (ROS 2 Jazzy rules, spec §2):
+    /// tf2's `BufferCore::setTransform(msg, authority, is_static)` (ROS 2 Jazzy rules, docs/tf2-semantics.md §2):
     /// validates, creates frames as needed, and stores the sample — into the frame's static
     /// slot when `is_static`, else into its history. A frame that switches kind loses its old
     /// cache, as in ROS 2.
@@ -219,6 +225,7 @@ impl ArenaWriter {
         };
         if matches!(status, WriteStatus::Stored | WriteStatus::StoredHistoryCut) {
             self.note_accepted(child, parent, authority);
+            self.published();
         }
         Ok(status)
     }
@@ -229,6 +236,41 @@ impl ArenaWriter {
         let h = self.header();
         h.clear_generation.fetch_add(1, Ordering::Release);
         h.clears_total.fetch_add(1, Ordering::Relaxed);
+        // A waiter's answer may change (e.g. to an extrapolation it should not wait past).
+        self.published();
+    }
+
+    /// Runs `f` (typically one `TFMessage`'s `set_transform` calls) and notifies waiting
+    /// consumers once at its end instead of after every sample: a consumer waiting for a frame
+    /// the message does not hold re-checks once per message, not once per transform. Samples
+    /// are visible to lookups as soon as each is stored, as outside a batch. Nested batches
+    /// notify at the outermost end.
+    pub fn batch<R>(&mut self, f: impl FnOnce(&mut ArenaWriter) -> R) -> R {
+        /// Ends the outermost batch even if `f` panics, so notifications never stay held.
+        struct End<'a>(&'a mut ArenaWriter, bool);
+        impl Drop for End<'_> {
+            fn drop(&mut self) {
+                if self.1 {
+                    self.0.batching = false;
+                    if self.0.unnotified {
+                        self.0.published();
+                    }
+                }
+            }
+        }
+        let outer = !self.batching;
+        self.batching = true;
+        let end = End(self, outer);
+        f(&mut *end.0)
+    }
+
+    fn published(&mut self) {
+        if self.batching {
+            self.unnotified = true;
+        } else {
+            self.unnotified = false;
+            notify::published(self.header());
+        }
     }
 
     fn refused(&self, r: Refusal) -> SetTransformError {

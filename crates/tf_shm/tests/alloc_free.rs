@@ -1,4 +1,4 @@
-//! The hot paths allocate nothing (issue 2, item 7): a successful `lookup_transform`,
+//! The hot paths allocate nothing: a successful `lookup_transform`,
 //! `lookup_pair` (after its first, resolving call) and `set_transform` of a frame that already
 //! exists make zero heap allocations, counted by a global allocator.
 //!

@@ -182,7 +182,7 @@ fn check_lookup(
             if !(0..3).all(|i| close(g.translation[i], tr[i])) {
                 return Err(("translation", got()));
             }
-            // tf2 ROS 1 and ROS 2 may return q or -q (spec §6.4); both are unit length.
+            // tf2 ROS 1 and ROS 2 may return q or -q (docs/tf2-semantics.md §6.4); both are unit length.
             let same = (0..4).all(|i| close(g.rotation[i], q[i]));
             let flipped = (0..4).all(|i| close(g.rotation[i], -q[i]));
             let norm = g.rotation.iter().map(|c| c * c).sum::<f64>().sqrt();

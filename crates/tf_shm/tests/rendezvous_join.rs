@@ -26,7 +26,7 @@ fn create_then_join_and_list_participants() {
     let t = buffer.lookup_transform("map", "base", 0).expect("lookup");
     assert_eq!(t.transform.translation[0], 1.5);
     assert!(buffer.owner_alive());
-    assert_eq!(buffer.generation(), 0);
+    assert_eq!(buffer.arena_swaps(), 0);
 
     let p = dir.open().participants().expect("participants");
     let o = p.owner.clone().expect("owner record");

@@ -44,7 +44,7 @@ fn consumers_survive_owner_kills_and_reattach_within_a_second() {
                 format!("{}", (round - 1) as f64),
                 "old arena answers after owner death"
             );
-            assert_eq!(w[1], (round - 1).to_string(), "generation unchanged");
+            assert_eq!(w[1], (round - 1).to_string(), "arena swaps unchanged");
             // `owner_alive` is the kernel's word and may lag the kill by a scheduling slice.
             if w[2] == "true" {
                 std::thread::sleep(Duration::from_millis(50));
@@ -167,7 +167,7 @@ fn dropping_the_owner_stops_serving_then_unlinks() {
     // A new owner in the same process: the buffer follows it.
     let _owner = owner_in_process(&dir, 2.0, tf_shm::Open::new());
     let deadline = Instant::now() + Duration::from_secs(1);
-    while b.generation() == 0 {
+    while b.arena_swaps() == 0 {
         assert!(Instant::now() < deadline, "no re-attach within 1 s");
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -215,7 +215,7 @@ fn lookups_racing_owner_restarts_see_whole_answers() {
         drop(owner);
         owner = owner_in_process(&dir, round as f64, tf_shm::Open::new());
         let deadline = Instant::now() + Duration::from_secs(1);
-        while buffer.generation() < round - 1 {
+        while buffer.arena_swaps() < round - 1 {
             assert!(Instant::now() < deadline, "no re-attach within 1 s");
             std::thread::sleep(Duration::from_millis(1));
         }

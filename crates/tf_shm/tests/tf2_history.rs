@@ -1,4 +1,4 @@
-//! tf2 ROS 2 Jazzy `TimeCache` reads and inserts (spec §2.1, §3), including a literal model of
+//! tf2 ROS 2 Jazzy `TimeCache` reads and inserts (docs/tf2-semantics.md §2.1, §3), including a literal model of
 //! tf2's newest-first `std::list` code to compare against.
 
 #[path = "common/vec_store.rs"]

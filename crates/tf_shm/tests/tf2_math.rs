@@ -1,4 +1,4 @@
-//! tf2 `LinearMath` semantics (spec §3.1, §4.2, §6.4).
+//! tf2 `LinearMath` semantics (docs/tf2-semantics.md §3.1, §4.2, §6.4).
 
 use proptest::prelude::*;
 use tf_shm::math::*;

@@ -1,4 +1,4 @@
-//! tf2 ROS 2 Jazzy `setTransform` checks and log texts (spec §2, §7).
+//! tf2 ROS 2 Jazzy `setTransform` checks and log texts (docs/tf2-semantics.md §2, §7).
 
 use tf_shm::validate::{old_data_message, strip_slash, validate, RefusalCode, TransformInput};
 

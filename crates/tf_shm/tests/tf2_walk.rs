@@ -1,4 +1,4 @@
-//! tf2's walk and lookups (spec §4, §5, §6, §8, §9) over the Vec-backed test store. Expected
+//! tf2's walk and lookups (docs/tf2-semantics.md §4, §5, §6, §8, §9) over the Vec-backed test store. Expected
 //! texts are tf2 ROS 2 Jazzy's; the ROS 1 oracle gave the same links and classes (with its own
 //! decimals).
 
@@ -132,7 +132,7 @@ fn time_zero_and_chain_composition() {
 #[test]
 fn section5_latest_common_time_counts_only_links_below_the_common_ancestor() {
     let mut s = VecStore::default();
-    // Newest samples as in the spec; each link also has an old sample so lookups can succeed.
+    // Newest samples as in docs/tf2-semantics.md §5; each link also has an old sample so lookups can succeed.
     for (parent, child, newest) in [
         ("map", "odom", 5.0),
         ("odom", "base", 3.0),

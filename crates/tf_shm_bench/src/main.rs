@@ -825,7 +825,7 @@ fn print_report(
         );
     }
 
-    println!("\n### Targets (issues 2 and 6)\n");
+    println!("\n### Targets\n");
     let find = |sc: &str, k: TimeKind| results.iter().find(|r| r.scenario == sc && r.kind == k);
     let med = |v: &[f64]| {
         let mut c = v.to_vec();

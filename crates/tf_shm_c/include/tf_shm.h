@@ -61,7 +61,8 @@ typedef struct tf_shm_pair {
 // tf2's `InvalidArgumentException`: empty frame id, leading '/', bad time.
 #define TF_SHM_INVALID_ARGUMENT_EXCEPTION 6
 
-// tf2's `TimeoutException`.
+// tf2's `TimeoutException`: reserved; no call returns it (tf2_ros raises it only from
+// `waitForTransform`'s future; its timed lookups fail with the lookup's own error).
 #define TF_SHM_TIMEOUT_EXCEPTION 7
 
 // Not tf2's: the shared arena could not be read (damaged, or a writer stuck mid-update).

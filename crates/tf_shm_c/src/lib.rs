@@ -18,7 +18,6 @@
 mod frames;
 mod handles;
 mod status;
-mod wait;
 
 use std::borrow::Cow;
 use std::ffi::{c_char, CStr};
@@ -30,7 +29,6 @@ use tf_shm::{Buffer, FramePair, Open, Transform};
 
 use crate::handles::{Entry, Table};
 pub use crate::status::*;
-use crate::wait::Waits;
 
 /// The ABI this header describes. Bumped on any incompatible change of a signature, struct or
 /// status value; compare with [`tf_shm_abi_version`] at run time (`tf_shm_abi_ok()` does).
@@ -270,7 +268,7 @@ pub unsafe extern "C" fn tf_shm_buffer_generation(
 ) -> tf_shm_status {
     const F: &str = "tf_shm_buffer_generation";
     with_buffer(F, buffer, |b| {
-        *crate::out(F, "out", out)? = b.generation();
+        *crate::out(F, "out", out)? = b.arena_swaps();
         Ok(())
     })
 }

@@ -26,7 +26,8 @@ pub const TF_SHM_BACKWARD_EXTRAPOLATION_EXCEPTION: tf_shm_status = 4;
 pub const TF_SHM_NO_DATA_FOR_EXTRAPOLATION_EXCEPTION: tf_shm_status = 5;
 /// tf2's `InvalidArgumentException`: empty frame id, leading '/', bad time.
 pub const TF_SHM_INVALID_ARGUMENT_EXCEPTION: tf_shm_status = 6;
-/// tf2's `TimeoutException`.
+/// tf2's `TimeoutException`: reserved; no call returns it (tf2_ros raises it only from
+/// `waitForTransform`'s future; its timed lookups fail with the lookup's own error).
 pub const TF_SHM_TIMEOUT_EXCEPTION: tf_shm_status = 7;
 /// Not tf2's: the shared arena could not be read (damaged, or a writer stuck mid-update).
 pub const TF_SHM_ARENA_ERROR: tf_shm_status = 8;
@@ -69,7 +70,6 @@ pub(crate) fn transform_status(e: &TransformError) -> tf_shm_status {
             ExtrapolationKind::NoData => TF_SHM_NO_DATA_FOR_EXTRAPOLATION_EXCEPTION,
         },
         TransformError::InvalidArgument(_) => TF_SHM_INVALID_ARGUMENT_EXCEPTION,
-        TransformError::Timeout(_) => TF_SHM_TIMEOUT_EXCEPTION,
         TransformError::Arena(_) => TF_SHM_ARENA_ERROR,
     }
 }

@@ -15,7 +15,6 @@ use tf_shm::{Buffer, FramePair, Open, Transform, TransformError};
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
 #[allow(unused_imports)] // the stand-ins' trait; see wait.rs
-use crate::wait::Waits;
 
 /// A lookup's answer: stamp (ns), translation x, y, z (m), rotation x, y, z, w.
 pub type Flat = (i64, f64, f64, f64, f64, f64, f64, f64);
@@ -116,7 +115,7 @@ impl NativeBuffer {
     /// How many times the buffer followed the bridge to a new arena.
     #[getter]
     fn generation(&self) -> u64 {
-        self.inner.generation()
+        self.inner.arena_swaps()
     }
 
     /// `T_target_source` at `time` as a flat tuple; waits up to `timeout` first (GIL released),

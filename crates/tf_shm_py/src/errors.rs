@@ -91,7 +91,6 @@ pub fn transform_error(py: Python<'_>, e: TransformError) -> PyErr {
         TransformError::Connectivity(_) => raise(py, |c| &c.connectivity, text),
         TransformError::Extrapolation { .. } => raise(py, |c| &c.extrapolation, text),
         TransformError::InvalidArgument(_) => raise(py, |c| &c.invalid_argument, text),
-        TransformError::Timeout(_) => raise(py, |c| &c.timeout, text),
         TransformError::Arena(_) => raise(py, |c| &c.base, text),
     }
 }

@@ -11,7 +11,6 @@ mod errors;
 mod geometry;
 mod testing;
 mod time;
-mod wait;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

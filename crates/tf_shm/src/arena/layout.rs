@@ -70,7 +70,18 @@ pub struct Header {
     pub last_write_unix_ns: AtomicI64,
     /// Number of `clear()` calls (time jumps).
     pub clears_total: AtomicU64,
+    /// Futex word bumped after every accepted sample and every change of `waiting`: waiting
+    /// consumers sleep on it (FUTEX_WAIT needs only read access to the mapping).
+    pub notify: AtomicU32,
+    pub _reserved2: AtomicU32,
+    /// One bit per participant slot that is waiting for data, set and cleared by the owner's
+    /// rendezvous server on the consumer's request; the writer calls FUTEX_WAKE only when a
+    /// bit is set, so its fast path makes no syscall while nobody waits.
+    pub waiting: [AtomicU64; WAITING_WORDS],
 }
+
+/// Words of `Header::waiting`: one bit per participant slot.
+pub const WAITING_WORDS: usize = 4;
 
 /// A frame could not be created: the frame table is full.
 pub const STATUS_FRAME_TABLE_FULL: u64 = 1 << 0;
@@ -183,72 +194,245 @@ pub fn decode_name_ref(r: u64) -> (u32, u32) {
     (r as u32, (r >> 32) as u32)
 }
 
-#[cfg(not(loom))]
-mod asserts {
-    use super::*;
-    use std::mem::{align_of, offset_of, size_of};
-
-    const _: () = assert!(size_of::<Header>() <= HEADER_SIZE);
-    const _: () = assert!(offset_of!(Header, magic) == 0);
-    const _: () = assert!(offset_of!(Header, format_version) == 8);
-    const _: () = assert!(offset_of!(Header, layout_hash) == 16);
-    const _: () = assert!(offset_of!(Header, arena_size) == 24);
-    const _: () = assert!(offset_of!(Header, instance_uuid) == 32);
-    const _: () = assert!(offset_of!(Header, boot_id) == 48);
-    const _: () = assert!(offset_of!(Header, cache_time_ns) == 72);
-    const _: () = assert!(offset_of!(Header, pool_size) == 128);
-    const _: () = assert!(offset_of!(Header, owner_pid) == 144);
-    const _: () = assert!(offset_of!(Header, frame_count) == 152);
-    const _: () = assert!(offset_of!(Header, clear_generation) == 160);
-    const _: () = assert!(offset_of!(Header, refusals) == 192);
-    const _: () = assert!(offset_of!(Header, status) == 256);
-    const _: () = assert!(offset_of!(Header, clears_total) == 272);
-    const _: () = assert!(size_of::<Header>() == 280);
-
-    const _: () = assert!(size_of::<Slot>() == 80);
-    const _: () = assert!(offset_of!(Slot, stamp) == 8);
-    const _: () = assert!(offset_of!(Slot, parent) == 16);
-    const _: () = assert!(offset_of!(Slot, words) == 24);
-
-    const _: () = assert!(offset_of!(FrameRecord, kind) == 8);
-    const _: () = assert!(offset_of!(FrameRecord, ring) == 16);
-    const _: () = assert!(offset_of!(FrameRecord, authority) == 24);
-    const _: () = assert!(offset_of!(FrameRecord, last_parent) == 64);
-    const _: () = assert!(offset_of!(FrameRecord, static_slot) == 80);
-    const _: () = assert!(size_of::<FrameRecord>() == 208);
-    const _: () = assert!(size_of::<RingHeader>() == 64);
-    const _: () = assert!(offset_of!(RingHeader, epoch) == 16);
-    const _: () = assert!(offset_of!(RingHeader, claim) == 32);
-    const _: () = assert!(align_of::<FrameRecord>() == 8);
+/// One field of a shared record: the single table both the offset asserts and
+/// [`layout_hash`] are made from, so a field the asserts know is a field the hash covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// The record's type name.
+    pub record: &'static str,
+    /// The field's name.
+    pub name: &'static str,
+    /// Byte offset inside the record.
+    pub offset: usize,
+    /// Size, bytes.
+    pub size: usize,
 }
 
-/// A hash over the record geometry: joiners refuse an arena whose hash differs from theirs.
-pub fn layout_hash() -> u64 {
-    #[cfg(not(loom))]
-    {
-        use std::mem::{offset_of, size_of};
-        let geometry: [u64; 12] = [
-            size_of::<Header>() as u64,
-            HEADER_SIZE as u64,
-            size_of::<FrameRecord>() as u64,
-            offset_of!(FrameRecord, static_slot) as u64,
-            size_of::<Slot>() as u64,
-            offset_of!(Slot, words) as u64,
-            size_of::<RingHeader>() as u64,
-            offset_of!(Header, frame_count) as u64,
-            offset_of!(Header, refusals) as u64,
-            REFUSAL_COUNTERS as u64,
-            ALIGN as u64,
-            MAX_NAME_LEN as u64,
-        ];
-        geometry.iter().fold(0xcbf2_9ce4_8422_2325, |h, &v| {
-            v.to_le_bytes()
-                .iter()
-                .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
-        })
+/// Lists every field of every shared record, in order, with its offset and type. For each
+/// record it asserts at compile time that each field sits at its listed offset with its listed
+/// type, and that the fields tile the record with no gap: a field added, removed, moved or
+/// resized without its row here does not compile.
+macro_rules! shared_records {
+    ($($record:ident { $($field:ident : $ty:ty = $off:expr,)* })*) => {
+        /// Every field of every shared record (`Header`, `FrameRecord`, `Slot`, `RingHeader`).
+        pub const FIELDS: &[Field] = &[$($(Field {
+            record: stringify!($record),
+            name: stringify!($field),
+            offset: $off,
+            size: std::mem::size_of::<$ty>(),
+        },)*)*];
+
+        #[cfg(not(loom))]
+        const _: () = {
+            use std::mem::{offset_of, size_of};
+            $(
+                // Type check: each listed type is the field's type.
+                #[allow(dead_code, non_snake_case)]
+                fn $record(r: &$record) { $(let _: &$ty = &r.$field;)* }
+                let mut end = 0;
+                $(
+                    assert!(offset_of!($record, $field) == $off);
+                    assert!($off == end, "a field is missing from the table, or padding");
+                    end = $off + size_of::<$ty>();
+                )*
+                assert!(end == size_of::<$record>(), "fields do not cover the record");
+            )*
+        };
+    };
+}
+
+shared_records! {
+    Header {
+        magic: AtomicU64 = 0,
+        format_version: AtomicU32 = 8,
+        header_size: AtomicU32 = 12,
+        layout_hash: AtomicU64 = 16,
+        arena_size: AtomicU64 = 24,
+        instance_uuid: [AtomicU64; 2] = 32,
+        boot_id: [AtomicU64; 2] = 48,
+        created_unix_ns: AtomicI64 = 64,
+        cache_time_ns: AtomicI64 = 72,
+        max_frames: AtomicU32 = 80,
+        index_capacity: AtomicU32 = 84,
+        names_words: AtomicU64 = 88,
+        frames_off: AtomicU64 = 96,
+        index_off: AtomicU64 = 104,
+        names_off: AtomicU64 = 112,
+        pool_off: AtomicU64 = 120,
+        pool_size: AtomicU64 = 128,
+        max_ring_capacity: AtomicU32 = 136,
+        initial_ring_capacity: AtomicU32 = 140,
+        owner_pid: AtomicU32 = 144,
+        _reserved0: AtomicU32 = 148,
+        frame_count: AtomicU32 = 152,
+        _reserved1: AtomicU32 = 156,
+        clear_generation: AtomicU64 = 160,
+        pool_used: AtomicU64 = 168,
+        names_used: AtomicU64 = 176,
+        accepted_total: AtomicU64 = 184,
+        refusals: [AtomicU64; REFUSAL_COUNTERS] = 192,
+        status: AtomicU64 = 256,
+        last_write_unix_ns: AtomicI64 = 264,
+        clears_total: AtomicU64 = 272,
+        notify: AtomicU32 = 280,
+        _reserved2: AtomicU32 = 284,
+        waiting: [AtomicU64; WAITING_WORDS] = 288,
     }
-    #[cfg(loom)]
-    {
-        0
+    Slot {
+        seq: AtomicU64 = 0,
+        stamp: AtomicI64 = 8,
+        parent: AtomicU64 = 16,
+        words: [AtomicU64; 7] = 24,
+    }
+    FrameRecord {
+        name: AtomicU64 = 0,
+        kind: AtomicU32 = 8,
+        flags: AtomicU32 = 12,
+        ring: AtomicU64 = 16,
+        authority: AtomicU64 = 24,
+        accepted: AtomicU64 = 32,
+        last_write_unix_ns: AtomicI64 = 40,
+        parent_changes: AtomicU64 = 48,
+        last_parent_change_unix_ns: AtomicI64 = 56,
+        last_parent: AtomicU32 = 64,
+        _reserved: [AtomicU32; 3] = 68,
+        static_slot: Slot = 80,
+        _pad: [AtomicU64; 6] = 160,
+    }
+    RingHeader {
+        head: AtomicU64 = 0,
+        tail: AtomicU64 = 8,
+        epoch: AtomicU64 = 16,
+        generation: AtomicU64 = 24,
+        claim: AtomicU64 = 32,
+        _pad: [AtomicU64; 3] = 40,
+    }
+}
+
+#[cfg(not(loom))]
+const _: () = {
+    use std::mem::{align_of, size_of};
+    assert!(size_of::<Header>() <= HEADER_SIZE);
+    assert!(size_of::<FrameRecord>() == 208);
+    assert!(size_of::<RingHeader>() == 64);
+    assert!(align_of::<FrameRecord>() == 8);
+};
+
+/// The constants the shared geometry depends on beyond the records' fields, hashed with them.
+const GEOMETRY_CONSTANTS: [(&str, u64); 5] = [
+    ("HEADER_SIZE", HEADER_SIZE as u64),
+    ("ALIGN", ALIGN as u64),
+    ("MAX_NAME_LEN", MAX_NAME_LEN as u64),
+    ("REFUSAL_COUNTERS", REFUSAL_COUNTERS as u64),
+    ("WAITING_WORDS", WAITING_WORDS as u64),
+];
+
+/// FNV-1a over `fields` (record, name, offset, size of each) and `constants`.
+fn hash_of(fields: &[Field], constants: &[(&str, u64)]) -> u64 {
+    fn eat(h: u64, bytes: &[u8]) -> u64 {
+        bytes
+            .iter()
+            .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    }
+    let mut h = 0xcbf2_9ce4_8422_2325;
+    for f in fields {
+        // Names end with a 0 byte so that ("ab", "c") and ("a", "bc") differ.
+        h = eat(h, f.record.as_bytes());
+        h = eat(h, &[0]);
+        h = eat(h, f.name.as_bytes());
+        h = eat(h, &[0]);
+        h = eat(h, &(f.offset as u64).to_le_bytes());
+        h = eat(h, &(f.size as u64).to_le_bytes());
+    }
+    for (name, v) in constants {
+        h = eat(h, name.as_bytes());
+        h = eat(h, &[0]);
+        h = eat(h, &v.to_le_bytes());
+    }
+    h
+}
+
+/// A hash over every shared record's fields (name, offset, size) and the geometry constants:
+/// joiners refuse an arena whose hash differs from theirs, so two builds that disagree on any
+/// field's place (even two same-size fields swapped) never share an arena.
+pub fn layout_hash() -> u64 {
+    hash_of(FIELDS, &GEOMETRY_CONSTANTS)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_lists_every_record_whole() {
+        use std::mem::size_of;
+        for (record, size) in [
+            ("Header", size_of::<Header>()),
+            ("Slot", size_of::<Slot>()),
+            ("FrameRecord", size_of::<FrameRecord>()),
+            ("RingHeader", size_of::<RingHeader>()),
+        ] {
+            let covered: usize = FIELDS
+                .iter()
+                .filter(|f| f.record == record)
+                .map(|f| f.size)
+                .sum();
+            assert_eq!(covered, size, "{record}");
+        }
+    }
+
+    #[test]
+    fn every_field_and_constant_moves_the_hash() {
+        let base = layout_hash();
+        for i in 0..FIELDS.len() {
+            let mut moved = FIELDS.to_vec();
+            moved[i].offset += 8;
+            assert_ne!(
+                hash_of(&moved, &GEOMETRY_CONSTANTS),
+                base,
+                "{:?}",
+                FIELDS[i]
+            );
+            let mut resized = FIELDS.to_vec();
+            resized[i].size += 8;
+            assert_ne!(
+                hash_of(&resized, &GEOMETRY_CONSTANTS),
+                base,
+                "{:?}",
+                FIELDS[i]
+            );
+        }
+        for i in 0..GEOMETRY_CONSTANTS.len() {
+            let mut c = GEOMETRY_CONSTANTS;
+            c[i].1 += 1;
+            assert_ne!(hash_of(FIELDS, &c), base, "{}", c[i].0);
+        }
+    }
+
+    #[test]
+    fn swapping_two_same_size_fields_changes_the_hash() {
+        let base = layout_hash();
+        let mut swaps = 0;
+        for i in 0..FIELDS.len() {
+            for j in i + 1..FIELDS.len() {
+                let (a, b) = (FIELDS[i], FIELDS[j]);
+                if a.record != b.record || a.size != b.size {
+                    continue;
+                }
+                let mut swapped = FIELDS.to_vec();
+                swapped[i].offset = b.offset;
+                swapped[j].offset = a.offset;
+                assert_ne!(
+                    hash_of(&swapped, &GEOMETRY_CONSTANTS),
+                    base,
+                    "{}.{} <-> {}",
+                    a.record,
+                    a.name,
+                    b.name
+                );
+                swaps += 1;
+            }
+        }
+        assert!(swaps > 100, "only {swaps} same-size pairs");
     }
 }

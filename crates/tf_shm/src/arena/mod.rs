@@ -19,6 +19,7 @@
 pub mod layout;
 pub(crate) mod memfd;
 pub(crate) mod names;
+pub(crate) mod notify;
 pub(crate) mod region;
 
 use std::fmt;

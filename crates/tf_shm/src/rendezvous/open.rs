@@ -19,7 +19,7 @@ use rustix::net::{
 use super::discovery::{self, Location, Overrides};
 use super::lockfile::{process_start_time, LockFile, Record, SLOTS};
 use super::server::{ServedArena, Server, ServerConfig, ServerStats};
-use super::wire::{Mode, Request, Response, Status, RESPONSE_LEN};
+use super::wire::{Mode, Request, Response, Status, RESPONSE_LEN, WAIT_BEGIN, WAIT_END};
 use super::{EventHook, OpenError};
 use crate::arena::layout::{layout_hash, FORMAT_VERSION};
 use crate::arena::{boot_id, Arena, ArenaConfig, ArenaIdentity, SharedArena};
@@ -246,6 +246,7 @@ impl Open {
         let served = ServedArena {
             fd: reader,
             identity,
+            view: arena.view.clone(),
         };
         let server = match Server::spawn(listener, lock.clone(), served, cfg) {
             Ok(s) => s,
@@ -387,6 +388,38 @@ pub(crate) struct Attachment {
     pub conn: OwnedFd,
     pub slot: u32,
     _lock: LockFile,
+    /// Threads of this process waiting for data on this attachment; the owner is told when
+    /// the count leaves and returns to zero (under the lock, so the messages keep its order).
+    waiting: std::sync::Mutex<u32>,
+}
+
+impl Attachment {
+    /// A thread starts waiting for data: the first one asks the owner to wake us on writes.
+    pub(crate) fn begin_wait(&self) {
+        let mut n = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        *n += 1;
+        if *n == 1 {
+            self.tell_owner(WAIT_BEGIN);
+        }
+    }
+
+    /// A thread stops waiting: the last one tells the owner writes need not wake us.
+    pub(crate) fn end_wait(&self) {
+        let mut n = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            self.tell_owner(WAIT_END);
+        }
+    }
+
+    fn tell_owner(&self, msg: u8) {
+        // A dead owner writes nothing more; its hang-up swaps the arena and ends the wait.
+        let _ = rustix::net::send(
+            &self.conn,
+            &[msg],
+            SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
+        );
+    }
 }
 
 /// One attempt to join.
@@ -481,6 +514,7 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, OpenError> {
         conn,
         slot: resp.slot,
         _lock: lock,
+        waiting: std::sync::Mutex::new(0),
     })
 }
 

@@ -20,10 +20,16 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags};
 
 use super::lockfile::{process_start_time, LockFile, Record, SLOTS};
-use super::wire::{Mode, Request, Response, Status, WireError, NO_SLOT, REQUEST_LEN};
+use super::wire::{
+    Mode, Request, Response, Status, WireError, NO_SLOT, REQUEST_LEN, WAIT_BEGIN, WAIT_END,
+};
 use super::EventHook;
 use crate::arena::layout::{layout_hash, FORMAT_VERSION};
-use crate::arena::ArenaIdentity;
+use crate::arena::{notify, ArenaIdentity};
+use crate::view::ArenaView;
+
+// Every slot has a bit in the header's `waiting` words.
+const _: () = assert!(SLOTS as usize <= crate::arena::layout::WAITING_WORDS * 64);
 
 /// Handshaking connections beyond which new ones are closed at once (bounds fds and work).
 const MAX_PENDING: usize = 64;
@@ -33,6 +39,8 @@ pub(crate) struct ServedArena {
     /// Read-only descriptor of the memfd, passed to every joiner.
     pub fd: OwnedFd,
     pub identity: ArenaIdentity,
+    /// The owner's own (writable) view, whose header holds the consumers' `waiting` bits.
+    pub view: ArenaView,
 }
 
 /// Options of the server.
@@ -328,12 +336,17 @@ impl State {
         match c.phase {
             Phase::Attached { slot } => match got {
                 Err(Errno::AGAIN | Errno::INTR) => true,
+                Ok((_, 1)) if buf[0] == WAIT_BEGIN || buf[0] == WAIT_END => {
+                    notify::set_waiting(self.arena.view.header(), slot, buf[0] == WAIT_BEGIN);
+                    true
+                }
                 Ok((_, n)) if n > 0 => {
                     self.event(|| format!("attached peer pid {} sent data; ignored", c.pid));
                     true
                 }
                 _ => {
-                    // Hang-up (or a dead socket): the consumer is gone.
+                    // Hang-up (or a dead socket): the consumer is gone, and waits no more.
+                    notify::set_waiting(self.arena.view.header(), slot, false);
                     self.in_use[slot as usize] = false;
                     self.counters.attached.fetch_sub(1, Ordering::Relaxed);
                     bump(&self.counters.detached);

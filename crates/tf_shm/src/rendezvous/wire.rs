@@ -36,8 +36,17 @@
 //! |     40 |   16 | arena instance uuid                            |
 //! |     56 |    4 | owner pid                                      |
 //! |     60 |    4 | reserved, zero                                 |
+//!
+//! Once attached, a consumer sends only one-byte datagrams: [`WAIT_BEGIN`] when a thread of
+//! it starts waiting for data, [`WAIT_END`] when none waits any more; the owner keeps the
+//! consumer's bit in the arena header's `waiting` words accordingly (and clears it at hang-up).
 
 use std::fmt;
+
+/// Attached consumer to owner: a thread of mine waits for data (set my `waiting` bit).
+pub const WAIT_BEGIN: u8 = 1;
+/// Attached consumer to owner: none of my threads waits any more (clear my `waiting` bit).
+pub const WAIT_END: u8 = 0;
 
 /// Version of this wire format; a different one is answered with [`Status::VersionMismatch`].
 pub const WIRE_VERSION: u16 = 1;

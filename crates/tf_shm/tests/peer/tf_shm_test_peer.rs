@@ -164,9 +164,9 @@ fn main() {
             let buffer = std::sync::Arc::new(buffer);
             let b = buffer.clone();
             std::thread::spawn(move || {
-                let mut seen = b.generation();
+                let mut seen = b.arena_swaps();
                 loop {
-                    let g = b.generation();
+                    let g = b.arena_swaps();
                     if g != seen {
                         seen = g;
                         // A new owner may serve before it has written anything: report when
@@ -184,7 +184,7 @@ fn main() {
                 say(&format!(
                     "X {} {} {}",
                     x_of(&buffer),
-                    buffer.generation(),
+                    buffer.arena_swaps(),
                     buffer.owner_alive()
                 ))
             });

@@ -36,7 +36,7 @@ conversion exactly: multiples of 1 us below 1e5 s):
 Rotations in ops are deliberately not unit length (4-decimal values, sometimes scaled): ROS 2
 normalises every stored quaternion, so tf2 ROS 1 is fed the normalised quaternion.
 
-ROS 1 vs ROS 2 (spec section 12), each handled explicitly:
+ROS 1 vs ROS 2 (docs/tf2-semantics.md §12), each handled explicitly:
   converted mechanically:
     * extrapolation class -> Forward/Backward/NoData subclass, read from the text;
     * texts: "<gap>s " dropped, times printed %.6f, empty-cache text kept empty (Jazzy);

@@ -1,0 +1,160 @@
+//! Waiting lookups (`*_timeout`) wake on data through the arena's futex word: promptly after a
+//! write, without burning CPU while nothing arrives, on time when nothing does, and at an
+//! arena swap (bridge restart by SIGKILL).
+
+mod rendezvous_support;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rendezvous_support::*;
+use tf_shm::validate::TransformInput;
+use tf_shm::{Buffer, Owner};
+
+const S: i64 = 1_000_000_000;
+
+fn write(owner: &mut Owner, child: &str, stamp: i64, x: f64) {
+    let t = TransformInput {
+        frame_id: "map",
+        child_frame_id: child,
+        stamp,
+        translation: [x, 0.0, 0.0],
+        rotation: [0.0, 0.0, 0.0, 1.0],
+    };
+    owner
+        .writer()
+        .set_transform(&t, "test", false)
+        .expect("write");
+}
+
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+#[test]
+fn a_wait_returns_promptly_after_the_write_it_waits_for() {
+    let dir = TestDir::new("wait-wake");
+    let mut owner = owner_in_process(&dir, 1.0, dir.open());
+    let buffer: Buffer = dir.open().open().expect("consumer");
+    let (tx, rx) = mpsc::channel::<(usize, Instant)>();
+    let rounds = 9;
+    let latencies = std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let mut got = Vec::new();
+            for k in 0..rounds {
+                let frame = format!("late{k}");
+                let r = buffer.lookup_transform_timeout("map", &frame, 0, Duration::from_secs(10));
+                let done = Instant::now();
+                assert_eq!(
+                    r.expect("the frame arrives").transform.translation[0],
+                    k as f64
+                );
+                got.push(done);
+            }
+            got
+        });
+        for k in 0..rounds {
+            // Odd delays, so the write falls at varied phases of any periodic re-check.
+            std::thread::sleep(Duration::from_millis(37 + 23 * k as u64));
+            tx.send((k, Instant::now())).unwrap();
+            write(&mut owner, &format!("late{k}"), S, k as f64);
+        }
+        let done = waiter.join().unwrap();
+        let writes: Vec<Instant> = rx.iter().take(rounds).map(|(_, t)| t).collect();
+        let mut l: Vec<Duration> = done.iter().zip(&writes).map(|(d, w)| *d - *w).collect();
+        l.sort();
+        l
+    });
+    // Woken by the write, not found by a periodic re-check (those are 200 ms apart): the
+    // median wait after the write is far below that even on a loaded machine.
+    assert!(
+        latencies[rounds / 2] < Duration::from_millis(30),
+        "{latencies:?}"
+    );
+}
+
+#[test]
+fn a_wait_costs_no_cpu_and_times_out_on_time() {
+    let dir = TestDir::new("wait-idle");
+    let mut owner = owner_in_process(&dir, 1.0, dir.open());
+    let buffer = dir.open().open().expect("consumer");
+    let timeout = Duration::from_millis(1500);
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let cpu = thread_cpu();
+            let start = Instant::now();
+            let r = buffer.can_transform_timeout("map", "never", 0, timeout);
+            (r, start.elapsed(), thread_cpu() - cpu)
+        });
+        // Writes of other frames wake the waiter, which re-checks and sleeps again.
+        for k in 0..10 {
+            std::thread::sleep(Duration::from_millis(50));
+            write(&mut owner, "other", S + k, 0.0);
+        }
+        let (r, elapsed, cpu) = waiter.join().unwrap();
+        let e = r.expect_err("never written");
+        assert_eq!(e.class_name(), "LookupException", "{e}");
+        assert!(elapsed >= timeout, "{elapsed:?}");
+        assert!(
+            elapsed < timeout + Duration::from_millis(500),
+            "{elapsed:?}"
+        );
+        assert!(
+            cpu < Duration::from_millis(50),
+            "waiting cost {cpu:?} of CPU"
+        );
+    });
+    // The plain lookup's error, as tf2_ros throws it, after the wait.
+    let e = buffer
+        .lookup_transform_timeout("map", "never", 0, Duration::from_millis(50))
+        .expect_err("never written");
+    assert_eq!(e.class_name(), "LookupException");
+}
+
+#[test]
+fn two_time_waits_and_zero_timeouts() {
+    let dir = TestDir::new("wait-full");
+    let mut owner = owner_in_process(&dir, 1.0, dir.open());
+    let buffer = dir.open().open().expect("consumer");
+    write(&mut owner, "a", S, 1.0);
+    write(&mut owner, "a", 2 * S, 2.0);
+    // A zero timeout checks once.
+    let start = Instant::now();
+    assert!(buffer
+        .can_transform_full_timeout("a", 3 * S, "b", S, "map", Duration::ZERO)
+        .is_err());
+    assert!(start.elapsed() < Duration::from_millis(100));
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            buffer.lookup_transform_full_timeout("a", 2 * S, "b", S, "map", Duration::from_secs(10))
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        write(&mut owner, "b", S, 5.0);
+        let t = waiter.join().unwrap().expect("b arrives");
+        // T_a(2 s)^-1 * T_b(1 s): x = 5 - 2.
+        assert_eq!(t.transform.translation[0], 3.0);
+    });
+}
+
+#[test]
+fn a_wait_follows_the_arena_to_a_restarted_owner() {
+    let dir = TestDir::new("wait-swap");
+    let (mut first, _) = owner_child(&dir, 1.0);
+    let buffer = dir.open().open().expect("consumer");
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let start = Instant::now();
+            let r = buffer.can_transform_timeout("map", "fresh", 0, Duration::from_secs(20));
+            (r, start.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        first.kill();
+        let mut second = owner_in_process(&dir, 2.0, dir.open());
+        write(&mut second, "fresh", S, 0.0);
+        let (r, elapsed) = waiter.join().unwrap();
+        r.expect("the new owner's frame");
+        assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+        assert_eq!(buffer.arena_swaps(), 1);
+    });
+}
