@@ -9,6 +9,7 @@
 //! Since Iron, rcl no longer creates a node's `/rosout` publisher in `rcl_node_init`: the client
 //! library does (rclcpp's `NodeBase`), and r2r 0.9.7 does not. So the layer publishes each line
 //! on `/rosout` itself, with rcl's rosout QoS, unless `--ros-args --disable-rosout-logs`.
+#![allow(unsafe_code)] // rcutils has no safe binding in r2r: each call is an FFI boundary
 
 use std::cell::Cell;
 use std::ffi::CString;

@@ -64,10 +64,8 @@ impl Cxx {
                         CString::new(s.as_str()).unwrap(),
                     );
                     // SAFETY: a live arm and NUL-terminated names.
-                    assert_eq!(
-                        unsafe { cxxshm_pair(arm, t.as_ptr(), s.as_ptr()) },
-                        i as c_int
-                    );
+                    let index = unsafe { cxxshm_pair(arm, t.as_ptr(), s.as_ptr()) };
+                    assert_eq!(index, i as c_int);
                 }
                 arm
             })

@@ -14,7 +14,6 @@ use tf_shm::{Buffer, FramePair, Open, Transform, TransformError};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
-#[allow(unused_imports)] // the stand-ins' trait; see wait.rs
 
 /// A lookup's answer: stamp (ns), translation x, y, z (m), rotation x, y, z, w.
 pub type Flat = (i64, f64, f64, f64, f64, f64, f64, f64);
