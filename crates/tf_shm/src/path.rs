@@ -32,6 +32,7 @@
 //! stamps of the links below `A` on both sides, statics' zero stamps ignored; newest parents
 //! checked up to the root).
 
+use crate::fast_path::declined;
 use crate::math::{accumulate, inverse, inverse_times};
 use crate::sample::{FrameId, Transform, NO_FRAME};
 use crate::store::{FrameStore, LinkAt};
@@ -47,7 +48,9 @@ enum Shape {
     /// Not compiled (or the last compile failed).
     #[default]
     None,
-    /// The target is an ancestor of the source: `T_target_source` is the source branch alone.
+    /// The target is an ancestor of the source and has a link of its own (a root target is a
+    /// `Fork` with an empty target branch, as tf2's walk composes it): `T_target_source` is
+    /// the source branch alone.
     TargetAbove,
     /// The source is an ancestor of the target: the inverse of the target branch.
     SourceAbove,
@@ -98,6 +101,11 @@ fn parent_at(view: &ArenaView, frame: FrameId, time: i64) -> Result<Option<Frame
 }
 
 impl Path {
+    /// Whether the last compile succeeded.
+    pub(crate) fn is_compiled(&self) -> bool {
+        self.shape != Shape::None
+    }
+
     /// Forgets the path (keeps the vectors' capacity).
     pub(crate) fn reset(&mut self) {
         self.shape = Shape::None;
@@ -153,7 +161,7 @@ impl Path {
         } = self;
         let mut frame = source;
         let root = loop {
-            if frame == target {
+            if frame == target && parent_at(view, frame, time) != Ok(None) {
                 source_links.append(chain);
                 *ancestor = target;
                 return Some(Shape::TargetAbove);
@@ -243,7 +251,12 @@ fn branch<const REUSE: bool, const EXACT: bool>(
                 .flatten()
             {
                 Some(t) => t,
-                None => link_slow::<EXACT>(view, frame, parent, generation, time)?,
+                None => {
+                    if !EXACT {
+                        declined(|d| &mut d.fused_link);
+                    }
+                    link_slow::<EXACT>(view, frame, parent, generation, time)?
+                }
             },
         };
     }

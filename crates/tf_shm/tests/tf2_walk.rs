@@ -1,13 +1,54 @@
-//! tf2's walk and lookups (spec §4, §5, §6, §8, §9) over the Vec-backed test store. Expected
-//! texts are tf2 ROS 2 Jazzy's; the ROS 1 oracle gave the same links and classes (with its own
-//! decimals).
+//! tf2's walk and lookups (spec §4, §5, §6, §8, §9), one suite over every store: the
+//! Vec-backed test store, an in-memory arena and a read-only memfd arena (`common/backends.rs`),
+//! queried through `tf_shm::BufferCore`. Expected texts are tf2 ROS 2 Jazzy's; the ROS 1 oracle
+//! gave the same links and classes (with its own decimals).
 
+#[path = "common/backends.rs"]
+mod backends;
 #[path = "common/vec_store.rs"]
 mod vec_store;
 
-use tf_shm::walk::*;
-use tf_shm::{ExtrapolationKind, TransformError};
+use backends::Backend;
+use tf_shm::walk::lookup_transform_ids;
+use tf_shm::BufferCore;
+use tf_shm::{ExtrapolationKind, TransformError, TransformStamped};
 use vec_store::{ns, VecStore, S};
+
+// tf2's queries as free functions over any store, through `BufferCore`.
+fn lookup_transform<'a>(
+    s: &impl BufferCore,
+    target: &'a str,
+    source: &'a str,
+    time: i64,
+) -> Result<TransformStamped<'a>, TransformError> {
+    s.lookup_transform(target, source, time)
+}
+fn lookup_transform_full<'a>(
+    s: &impl BufferCore,
+    target: &'a str,
+    target_time: i64,
+    source: &'a str,
+    source_time: i64,
+    fixed: &str,
+) -> Result<TransformStamped<'a>, TransformError> {
+    s.lookup_transform_full(target, target_time, source, source_time, fixed)
+}
+fn can_transform(s: &impl BufferCore, t: &str, src: &str, time: i64) -> Result<(), TransformError> {
+    s.can_transform(t, src, time)
+}
+fn can_transform_full(
+    s: &impl BufferCore,
+    target: &str,
+    target_time: i64,
+    source: &str,
+    source_time: i64,
+    fixed: &str,
+) -> Result<(), TransformError> {
+    s.can_transform_full(target, target_time, source, source_time, fixed)
+}
+fn get_latest_common_time(s: &impl BufferCore, t: &str, src: &str) -> Result<i64, TransformError> {
+    s.get_latest_common_time(t, src)
+}
 
 fn err_text(r: Result<impl std::fmt::Debug, TransformError>) -> (String, &'static str) {
     let e = r.expect_err("expected an error");
@@ -21,8 +62,8 @@ fn approx(a: [f64; 3], b: [f64; 3]) {
 }
 
 /// map→odom stale at 1 s, odom→base_link fresh to 9.9 s, a one-sample child, another tree.
-fn issue_832_store() -> VecStore {
-    let mut s = VecStore::default();
+fn issue_832_store<B: Backend>() -> B {
+    let mut s = B::new();
     s.add("map", "odom", 0.5, [1.0, 0.0, 0.0]);
     s.add("map", "odom", 1.0, [2.0, 0.0, 0.0]);
     s.add("odom", "base_link", 1.0, [0.0, 1.0, 0.0]);
@@ -33,9 +74,8 @@ fn issue_832_store() -> VecStore {
     s
 }
 
-#[test]
-fn issue_832_target_pass_failure_wins_even_above_common_ancestor() {
-    let s = issue_832_store();
+fn issue_832_target_pass_failure_wins_even_above_common_ancestor<B: Backend>() {
+    let s = issue_832_store::<B>();
     assert_eq!(
         err_text(lookup_transform(&s, "odom", "base_link", 10 * S)),
         (
@@ -58,9 +98,8 @@ fn issue_832_target_pass_failure_wins_even_above_common_ancestor() {
     );
 }
 
-#[test]
-fn single_sample_problem_hidden_by_an_upper_link() {
-    let s = issue_832_store();
+fn single_sample_problem_hidden_by_an_upper_link<B: Backend>() {
+    let s = issue_832_store::<B>();
     // Source `single` fails first, then the target pass meets the stale map→odom link.
     assert_eq!(
         err_text(lookup_transform(&s, "base_link", "single", ns(7.5))).0,
@@ -82,9 +121,8 @@ fn single_sample_problem_hidden_by_an_upper_link() {
     );
 }
 
-#[test]
-fn unconnected_trees_class_depends_on_source_coverage() {
-    let s = issue_832_store();
+fn unconnected_trees_class_depends_on_source_coverage<B: Backend>() {
+    let s = issue_832_store::<B>();
     // 5 s: odom's link fails in the source pass → that extrapolation error.
     let (text, class) = err_text(lookup_transform(&s, "world", "odom", 5 * S));
     assert_eq!(class, "ForwardExtrapolationException");
@@ -116,9 +154,8 @@ fn unconnected_trees_class_depends_on_source_coverage() {
     );
 }
 
-#[test]
-fn time_zero_and_chain_composition() {
-    let s = issue_832_store();
+fn time_zero_and_chain_composition<B: Backend>() {
+    let s = issue_832_store::<B>();
     let t = lookup_transform(&s, "map", "base_link", 0).unwrap();
     assert_eq!(t.stamp, S);
     assert_eq!((t.frame_id, t.child_frame_id), ("map", "base_link"));
@@ -129,9 +166,8 @@ fn time_zero_and_chain_composition() {
     approx(t.transform.translation, [-2.0, -1.0, 0.0]);
 }
 
-#[test]
-fn section5_latest_common_time_counts_only_links_below_the_common_ancestor() {
-    let mut s = VecStore::default();
+fn section5_latest_common_time_counts_only_links_below_the_common_ancestor<B: Backend>() {
+    let mut s = B::new();
     // Newest samples as in the spec; each link also has an old sample so lookups can succeed.
     for (parent, child, newest) in [
         ("map", "odom", 5.0),
@@ -176,9 +212,8 @@ fn section5_latest_common_time_counts_only_links_below_the_common_ancestor() {
     );
 }
 
-#[test]
-fn time_zero_fails_into_the_past_for_a_frame_that_just_started() {
-    let mut s = VecStore::default();
+fn time_zero_fails_into_the_past_for_a_frame_that_just_started<B: Backend>() {
+    let mut s = B::new();
     s.add("map", "odom", 1.0, [0.0; 3]);
     s.add("map", "odom", 5.0, [0.0; 3]);
     s.add("odom", "base", 6.0, [0.0; 3]);
@@ -194,9 +229,8 @@ fn time_zero_fails_into_the_past_for_a_frame_that_just_started() {
     ));
 }
 
-#[test]
-fn identity_rules_for_equal_names() {
-    let s = issue_832_store();
+fn identity_rules_for_equal_names<B: Backend>() {
+    let s = issue_832_store::<B>();
     // Equal names: no validation at all.
     for name in ["", "/x", "ghost"] {
         let t = lookup_transform(&s, name, name, 7).unwrap();
@@ -215,9 +249,8 @@ fn identity_rules_for_equal_names() {
     assert_eq!(lookup_transform(&s, "map", "map", 0).unwrap().stamp, 0);
 }
 
-#[test]
-fn section43_argument_texts() {
-    let s = issue_832_store();
+fn section43_argument_texts<B: Backend>() {
+    let s = issue_832_store::<B>();
     assert_eq!(
         err_text(lookup_transform(&s, "", "odom", 0)),
         (
@@ -250,9 +283,8 @@ fn section43_argument_texts() {
         .starts_with("\"ghost\" passed to lookupTransform argument target_frame"));
 }
 
-#[test]
-fn empty_cache_after_clear_has_empty_text() {
-    let mut s = issue_832_store();
+fn empty_cache_after_clear_has_empty_text<B: Backend>() {
+    let mut s = issue_832_store::<B>();
     s.clear();
     let e = lookup_transform(&s, "map", "odom", S).unwrap_err();
     assert_eq!(
@@ -267,9 +299,8 @@ fn empty_cache_after_clear_has_empty_text() {
     assert_eq!(class, "ConnectivityException");
 }
 
-#[test]
-fn section63_can_transform_texts() {
-    let s = issue_832_store();
+fn section63_can_transform_texts<B: Backend>() {
+    let s = issue_832_store::<B>();
     assert_eq!(can_transform(&s, "map", "base_link", S), Ok(()));
     assert_eq!(
         can_transform(&s, "ghost", "", 0).unwrap_err().to_string(),
@@ -311,18 +342,16 @@ fn section63_can_transform_texts() {
     );
 }
 
-#[test]
-fn can_transform_does_not_interpolate_but_checks_coverage() {
-    let mut s = VecStore::default();
+fn can_transform_does_not_interpolate_but_checks_coverage<B: Backend>() {
+    let mut s = B::new();
     s.add("a", "b", 1.0, [0.0; 3]);
     s.add("a", "b", 2.0, [0.0; 3]);
     assert_eq!(can_transform(&s, "a", "b", ns(1.5)), Ok(()));
     assert!(can_transform(&s, "a", "b", ns(2.5)).is_err());
 }
 
-#[test]
-fn section62_two_time_lookup() {
-    let mut s = VecStore::default();
+fn section62_two_time_lookup<B: Backend>() {
+    let mut s = B::new();
     // A robot moving along x in odom; a sensor fixed on it.
     s.add("odom", "base", 1.0, [1.0, 0.0, 0.0]);
     s.add("odom", "base", 3.0, [3.0, 0.0, 0.0]);
@@ -360,23 +389,19 @@ fn section62_two_time_lookup() {
     assert!(text.contains("Requested time 8.000000"), "{text}");
 }
 
-#[test]
-fn two_time_result_is_matrix_canonical() {
-    let mut s = VecStore::default();
+fn two_time_result_is_matrix_canonical<B: Backend>() {
+    let mut s = B::new();
     let half = std::f64::consts::FRAC_1_SQRT_2;
     // Two 90° steps about z make 180°; Bullet's matrix→quaternion picks +z (trace −1).
-    s.insert("w", "a", S, [0.0; 3], [0.0, 0.0, half, half])
-        .unwrap();
-    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, half, half])
-        .unwrap();
+    s.insert("w", "a", S, [0.0; 3], [0.0, 0.0, half, half]);
+    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, half, half]);
     let t = lookup_transform_full(&s, "w", S, "b", S, "a").unwrap();
     let q = t.transform.rotation;
     assert!(q[2] > 0.999_999 && q[3].abs() < 1e-9, "{q:?}");
 }
 
-#[test]
-fn section8_statics_any_time_and_never_limit_time_zero() {
-    let mut s = VecStore::default();
+fn section8_statics_any_time_and_never_limit_time_zero<B: Backend>() {
+    let mut s = B::new();
     s.add_static("base", "laser", [0.5, 0.0, 0.0]);
     s.add("odom", "base", 2.0, [1.0, 0.0, 0.0]);
     s.add("odom", "base", 4.0, [3.0, 0.0, 0.0]);
@@ -402,9 +427,8 @@ fn section8_statics_any_time_and_never_limit_time_zero() {
     assert!(lookup_transform(&s, "odom", "laser", 3 * S).is_err());
 }
 
-#[test]
-fn ros2_kind_switch_drops_history() {
-    let mut s = VecStore::default();
+fn ros2_kind_switch_drops_history<B: Backend>() {
+    let mut s = B::new();
     s.add("a", "b", 1.0, [1.0, 0.0, 0.0]);
     s.add("a", "b", 2.0, [2.0, 0.0, 0.0]);
     s.add_static("a", "b", [5.0, 0.0, 0.0]);
@@ -420,9 +444,8 @@ fn ros2_kind_switch_drops_history() {
     assert_eq!(lookup_transform(&s, "a", "b", 0).unwrap().stamp, 3 * S);
 }
 
-#[test]
-fn section9_reparenting_returns_older_sample_unchanged() {
-    let mut s = VecStore::default();
+fn section9_reparenting_returns_older_sample_unchanged<B: Backend>() {
+    let mut s = B::new();
     s.add("odom", "base", 1.0, [1.0, 0.0, 0.0]);
     s.add("map", "base", 3.0, [3.0, 0.0, 0.0]);
     s.add("map", "odom", 1.0, [10.0, 0.0, 0.0]);
@@ -436,18 +459,17 @@ fn section9_reparenting_returns_older_sample_unchanged() {
     let t = lookup_transform(&s, "map", "base", 3 * S).unwrap();
     approx(t.transform.translation, [3.0, 0.0, 0.0]);
     // Time 0 uses the newest parent.
-    assert_eq!(get_parent(&s, "base", 0).unwrap().as_deref(), Some("map"));
+    assert_eq!(s.get_parent("base", 0).unwrap().as_deref(), Some("map"));
     assert_eq!(
-        get_parent(&s, "base", 2 * S).unwrap().as_deref(),
+        s.get_parent("base", 2 * S).unwrap().as_deref(),
         Some("odom")
     );
-    assert_eq!(get_parent(&s, "base", 9 * S).unwrap(), None);
-    assert_eq!(get_parent(&s, "map", 0).unwrap(), None);
+    assert_eq!(s.get_parent("base", 9 * S).unwrap(), None);
+    assert_eq!(s.get_parent("map", 0).unwrap(), None);
 }
 
-#[test]
-fn two_publishers_bracketed_by_the_other_tree_is_connectivity() {
-    let mut s = VecStore::default();
+fn two_publishers_bracketed_by_the_other_tree_is_connectivity<B: Backend>() {
+    let mut s = B::new();
     s.add("tree_a", "x", 1.0, [0.0; 3]);
     s.add("tree_b", "x", 2.0, [0.0; 3]);
     s.add("tree_a", "x", 3.0, [0.0; 3]);
@@ -457,15 +479,12 @@ fn two_publishers_bracketed_by_the_other_tree_is_connectivity() {
     assert!(lookup_transform(&s, "tree_b", "x", ns(2.5)).is_ok());
 }
 
-#[test]
-fn non_unit_and_rotated_chain_matches_hand_computation() {
-    let mut s = VecStore::default();
+fn non_unit_and_rotated_chain_matches_hand_computation<B: Backend>() {
+    let mut s = B::new();
     let half = std::f64::consts::FRAC_1_SQRT_2;
     // base is at (1,0,0) in odom, rotated 90° about z; laser at (1,0,0) in base.
-    s.insert("odom", "base", S, [1.0, 0.0, 0.0], [0.0, 0.0, half, half])
-        .unwrap();
-    s.insert("base", "laser", S, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0])
-        .unwrap();
+    s.insert("odom", "base", S, [1.0, 0.0, 0.0], [0.0, 0.0, half, half]);
+    s.insert("base", "laser", S, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]);
     let t = lookup_transform(&s, "odom", "laser", S).unwrap();
     approx(t.transform.translation, [1.0, 1.0, 0.0]);
     let t = lookup_transform(&s, "laser", "odom", S).unwrap();
@@ -477,14 +496,11 @@ fn non_unit_and_rotated_chain_matches_hand_computation() {
     );
 }
 
-#[test]
-fn slerp_170_to_minus_170_passes_through_180_and_is_canonicalised() {
-    let mut s = VecStore::default();
+fn slerp_170_to_minus_170_passes_through_180_and_is_canonicalised<B: Backend>() {
+    let mut s = B::new();
     let (s85, c85) = (85f64.to_radians().sin(), 85f64.to_radians().cos());
-    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, s85, c85])
-        .unwrap();
-    s.insert("a", "b", 3 * S, [0.0; 3], [0.0, 0.0, -s85, c85])
-        .unwrap();
+    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, s85, c85]);
+    s.insert("a", "b", 3 * S, [0.0; 3], [0.0, 0.0, -s85, c85]);
     let q = lookup_transform(&s, "a", "b", 2 * S)
         .unwrap()
         .transform
@@ -502,11 +518,10 @@ fn slerp_170_to_minus_170_passes_through_180_and_is_canonicalised() {
     );
 }
 
-#[test]
-fn loop_is_reported_with_frame_dump() {
-    let mut s = VecStore::default();
-    s.force_link("b", "a", S);
-    s.force_link("a", "b", S);
+fn loop_is_reported_with_frame_dump<B: Backend>() {
+    let mut s = B::new();
+    s.insert("b", "a", S, [0.0; 3], [0.0, 0.0, 0.0, 1.0]);
+    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, 0.0, 1.0]);
     s.add("root", "c", 1.0, [0.0; 3]);
     let (text, class) = err_text(lookup_transform(&s, "c", "a", S));
     assert_eq!(class, "LookupException");
@@ -521,10 +536,8 @@ fn loop_is_reported_with_frame_dump() {
     assert!(text.starts_with("The tf tree is invalid because it contains a loop.\n"));
 }
 
-#[test]
-fn ids_lookup_matches_string_lookup() {
-    use tf_shm::store::FrameStore;
-    let s = issue_832_store();
+fn ids_lookup_matches_string_lookup<B: Backend>() {
+    let s = issue_832_store::<B>();
     let map = s.frame_id("map").unwrap().unwrap();
     let base = s.frame_id("base_link").unwrap().unwrap();
     let by_name = lookup_transform(&s, "map", "base_link", ns(0.95)).unwrap_err();
@@ -544,20 +557,19 @@ fn ids_lookup_matches_string_lookup() {
     assert_eq!(lookup_transform_ids(&s, base, base, 0).unwrap().0, ns(9.9));
 }
 
-#[test]
-fn listings() {
-    let mut s = VecStore::default();
-    assert_eq!(all_frames_as_yaml(&s, 0).unwrap(), "[]");
-    assert_eq!(all_frames_as_string(&s).unwrap(), "");
+fn listings<B: Backend>() {
+    let mut s = B::new();
+    assert_eq!(s.all_frames_as_yaml(0).unwrap(), "[]");
+    assert_eq!(s.all_frames_as_string().unwrap(), "");
     s.add("map", "odom", 1.0, [0.0; 3]);
     s.add("map", "odom", 3.0, [0.0; 3]);
     s.add_static("odom", "cam", [0.0; 3]);
     assert_eq!(
-        all_frames_as_string(&s).unwrap(),
+        s.all_frames_as_string().unwrap(),
         "Frame odom exists with parent map.\nFrame cam exists with parent odom.\n"
     );
     assert_eq!(
-        all_frames_as_yaml(&s, ns(3.5)).unwrap(),
+        s.all_frames_as_yaml(ns(3.5)).unwrap(),
         "odom: \n  parent: 'map'\n  broadcaster: 'test'\n  rate: 1.000\n  \
          most_recent_transform: 3.000000\n  oldest_transform: 1.000000\n  \
          transform_delay: 0.500\n  buffer_length: 2.000\n\
@@ -565,21 +577,45 @@ fn listings() {
          most_recent_transform: 0.000000\n  oldest_transform: 0.000000\n  \
          transform_delay: 3.500\n  buffer_length: 0.000\n"
     );
-    assert!(!all_frames_as_yaml(&s, 0)
-        .unwrap()
-        .contains("transform_delay"));
+    assert!(!s.all_frames_as_yaml(0).unwrap().contains("transform_delay"));
     // A cleared frame is listed with NO_PARENT as a string, skipped in YAML.
     s.clear();
     assert_eq!(
-        all_frames_as_string(&s).unwrap(),
+        s.all_frames_as_string().unwrap(),
         "Frame odom exists with parent NO_PARENT.\nFrame cam exists with parent odom.\n"
     );
-    assert!(!all_frames_as_yaml(&s, 0).unwrap().contains("odom: "));
+    assert!(!s.all_frames_as_yaml(0).unwrap().contains("odom: "));
     assert_eq!(
-        get_all_frame_names(&s).unwrap(),
+        s.get_all_frame_names().unwrap(),
         ["odom", "map", "cam"].map(String::from)
     );
-    assert!(frame_exists(&s, "map").unwrap());
-    assert!(!frame_exists(&s, "ghost").unwrap());
-    assert!(frame_exists(&s, "NO_PARENT").unwrap());
+    assert!(s.frame_exists("map").unwrap());
+    assert!(!s.frame_exists("ghost").unwrap());
+    assert!(s.frame_exists("NO_PARENT").unwrap());
+    assert_eq!(s.get_cache_length(), 10 * S);
 }
+
+over_every_store!(
+    issue_832_target_pass_failure_wins_even_above_common_ancestor,
+    single_sample_problem_hidden_by_an_upper_link,
+    unconnected_trees_class_depends_on_source_coverage,
+    time_zero_and_chain_composition,
+    section5_latest_common_time_counts_only_links_below_the_common_ancestor,
+    time_zero_fails_into_the_past_for_a_frame_that_just_started,
+    identity_rules_for_equal_names,
+    section43_argument_texts,
+    empty_cache_after_clear_has_empty_text,
+    section63_can_transform_texts,
+    can_transform_does_not_interpolate_but_checks_coverage,
+    section62_two_time_lookup,
+    two_time_result_is_matrix_canonical,
+    section8_statics_any_time_and_never_limit_time_zero,
+    ros2_kind_switch_drops_history,
+    section9_reparenting_returns_older_sample_unchanged,
+    two_publishers_bracketed_by_the_other_tree_is_connectivity,
+    non_unit_and_rotated_chain_matches_hand_computation,
+    slerp_170_to_minus_170_passes_through_180_and_is_canonicalised,
+    loop_is_reported_with_frame_dump,
+    ids_lookup_matches_string_lookup,
+    listings,
+);
