@@ -2,7 +2,9 @@
 //! a chain of `DEPTH` dynamic links at 100 Hz over 10 s, `N` interpolated `lookup_pair`s at
 //! off-grid times spread over the window (or, with `exact`, at sample stamps; with `time0`, at time 0).
 //!
-//! `cargo run --release -p tf_shm --example profile_lookup -- [depth] [lookups] [exact|time0]`
+//! A fourth argument `names` looks up by name (`lookup_transform`) instead.
+//!
+//! `cargo run --release -p tf_shm --example profile_lookup -- [depth] [lookups] [exact|time0|interp] [names]`
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, FramePair};
 
@@ -11,6 +13,7 @@ fn main() {
     let depth: usize = args.next().map_or(3, |a| a.parse().expect("depth"));
     let n: usize = args.next().map_or(100_000, |a| a.parse().expect("lookups"));
     let mode = args.next().unwrap_or_default();
+    let by_name = args.next().as_deref() == Some("names");
     let (mut w, view) = Arena::in_memory(&ArenaConfig::default()).expect("arena");
     let names: Vec<String> = (0..=depth).map(|i| format!("c{i}")).collect();
     let t0 = 1_000_000_000_000i64;
@@ -43,7 +46,13 @@ fn main() {
             "exact" => t0 + (1 + (x % 999) as i64) * 10_000_000,
             _ => t0 + 10_000_000 + (x % 9_980_000_000) as i64,
         };
-        let (_, tf) = view.lookup_pair(&mut pair, t).expect("answers");
+        let tf = if by_name {
+            view.lookup_transform(&names[0], &names[depth], t)
+                .expect("answers")
+                .transform
+        } else {
+            view.lookup_pair(&mut pair, t).expect("answers").1
+        };
         sum += tf.translation[0];
     }
     println!("{sum}");

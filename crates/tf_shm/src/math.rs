@@ -493,6 +493,12 @@ pub fn inverse(t: &Transform) -> Transform {
 /// `p = R(conj q_G)·p_S + R(conj q_G)·(−p_G)`.
 #[inline]
 pub fn inverse_times(g: &Transform, s: &Transform) -> Transform {
+    inverse_times_inline(g, s)
+}
+
+/// [`inverse_times`], always inlined (with a constant `g`, its inverse folds away).
+#[inline(always)]
+pub(crate) fn inverse_times_inline(g: &Transform, s: &Transform) -> Transform {
     let inv = inverse(g);
     Transform {
         translation: vec_add(

@@ -33,7 +33,7 @@
 //! checked up to the root).
 
 use crate::fast_path::declined;
-use crate::math::{accumulate, inverse, inverse_times};
+use crate::math::{accumulate, inverse, inverse_times, inverse_times_inline};
 use crate::sample::{FrameId, Transform, NO_FRAME};
 use crate::store::{FrameStore, LinkAt};
 use crate::view::{ArenaView, LinkRead, Newest};
@@ -465,6 +465,14 @@ fn compose_with<const REUSE: bool, const EXACT: bool>(
         Shape::SourceAbove => {
             above(view, path, generation, time, None)?;
             inverse(&target_branch()?)
+        }
+        // The target is the root: tf2's target pass reads nothing and finalizes with the
+        // identity (inlined so that the identity's inverse is folded).
+        Shape::Fork if path.target_links.is_empty() && path.above_links.is_empty() => {
+            if !view.has_no_cache(path.root) {
+                return None;
+            }
+            inverse_times_inline(&Transform::IDENTITY, &source)
         }
         Shape::Fork => {
             let mut source = source;
