@@ -33,7 +33,7 @@
 //! checked up to the root).
 
 use crate::fast_path::declined;
-use crate::math::{accumulate, inverse, inverse_times, inverse_times_inline};
+use crate::math::{accumulate, identity_inverse_times, inverse, inverse_times};
 use crate::sample::{FrameId, Transform, NO_FRAME};
 use crate::store::{FrameStore, LinkAt};
 use crate::view::{ArenaView, LinkRead, Newest};
@@ -467,12 +467,12 @@ fn compose_with<const REUSE: bool, const EXACT: bool>(
             inverse(&target_branch()?)
         }
         // The target is the root: tf2's target pass reads nothing and finalizes with the
-        // identity (inlined so that the identity's inverse is folded).
+        // identity (a non-finite result is left to the walk by the caller).
         Shape::Fork if path.target_links.is_empty() && path.above_links.is_empty() => {
             if !view.has_no_cache(path.root) {
                 return None;
             }
-            inverse_times_inline(&Transform::IDENTITY, &source)
+            identity_inverse_times(&source)
         }
         Shape::Fork => {
             let mut source = source;
