@@ -23,22 +23,29 @@ thread_local! {
     static CACHE: RefCell<Vec<Option<Box<FramePair>>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A 64-bit hash of the two names (FxHash's multiply-rotate over 8-byte words), with the
-/// target's length mixed in so that ("ab", "c") and ("a", "bc") differ.
+/// A hash of the two names for choosing a set: each name's length and its first and last (up
+/// to) 8 bytes, multiply-rotate mixed (FxHash's step). Names that differ elsewhere share a set
+/// and are told apart by the full comparison; this only has to be cheap and spread frame
+/// names, which mostly differ in their ends (`c1`/`c2`, `left_wheel`/`right_wheel`).
 #[inline]
 fn hash(target: &str, source: &str) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut h = (target.len() as u64).wrapping_mul(K);
-    for bytes in [target.as_bytes(), source.as_bytes()] {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+    #[inline(always)]
+    fn ends(b: &[u8]) -> (u64, u64) {
+        match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
+            (Some(first), Some(last)) => (u64::from_le_bytes(*first), u64::from_le_bytes(*last)),
+            _ => {
+                let w = b.iter().fold(0u64, |w, &c| (w << 8) | u64::from(c));
+                (w, w)
+            }
+        }
+    }
+    let mut h = 0u64;
+    for b in [target.as_bytes(), source.as_bytes()] {
+        let (first, last) = ends(b);
+        for w in [b.len() as u64, first, last] {
             h = (h.rotate_left(5) ^ w).wrapping_mul(K);
         }
-        let mut tail = [0u8; 8];
-        let rest = chunks.remainder();
-        tail[..rest.len()].copy_from_slice(rest);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
     }
     h
 }
