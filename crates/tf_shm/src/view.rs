@@ -365,14 +365,15 @@ impl ArenaView {
     /// is in the way. Every lookup still checks each link's parent at the query time against
     /// the path; on any difference (re-parenting, a new link, a clear, an error, a racing
     /// writer) it runs tf2's walk instead and recompiles, so the answer is always the walk's.
-    /// Results equal [`ArenaView::lookup_transform`]'s to rounding (a series slerp between
-    /// close rotations below the common ancestor, see `crate::path`), with the same sign:
+    /// Results equal tf2's walk's ([`walk::lookup_transform`]) to rounding (a series slerp
+    /// between close rotations below the common ancestor, see `crate::path`), same sign:
     /// rotations within a few 1e-16, translations within that times the lever arm (≈ 2e-9
     /// with translations of 1e6 m, e.g. UTM coordinates, where the walk's own rounding is of
     /// the same order).
     ///
     /// Returns the stamp (ns; as `lookup_transform`) and `T_target_source`.
-    /// Errors: exactly those of [`ArenaView::lookup_transform`].
+    /// A non-finite result is the walk's own. Errors: exactly those of
+    /// [`walk::lookup_transform`]. [`ArenaView::lookup_transform`] goes through a pair too.
     pub fn lookup_pair(
         &self,
         pair: &mut FramePair,
