@@ -2,7 +2,9 @@
 //! a chain of `DEPTH` dynamic links at 100 Hz over 10 s, `N` interpolated `lookup_pair`s at
 //! off-grid times spread over the window (or, with `exact`, at sample stamps; with `time0`, at time 0).
 //!
-//! `cargo run --release -p tf_shm --example profile_lookup -- [depth] [lookups] [exact|time0]`
+//! A fourth argument `names` looks up by name (`lookup_transform`) instead.
+//!
+//! `cargo run --release -p tf_shm --example profile_lookup -- [depth] [lookups] [exact|time0|interp] [names]`
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, FramePair};
 
@@ -17,15 +19,19 @@ struct Args {
     /// Lookups to run
     #[arg(default_value_t = 100_000)]
     lookups: usize,
-    /// Query times: off-grid (default), at sample stamps (exact) or time 0 (time0)
-    #[arg(value_parser = ["exact", "time0"])]
+    /// Query times: off-grid (interp, the default), at sample stamps (exact) or time 0 (time0)
+    #[arg(value_parser = ["exact", "time0", "interp"])]
     mode: Option<String>,
+    /// `names`: look up by name (`lookup_transform`) instead of through a `FramePair`
+    #[arg(value_parser = ["names"])]
+    names: Option<String>,
 }
 
 fn main() {
     let args: Args = clap::Parser::parse();
     let (depth, n) = (args.depth, args.lookups);
     let mode = args.mode.unwrap_or_default();
+    let by_name = args.names.is_some();
     let (mut w, view) = Arena::in_memory(&ArenaConfig::default()).expect("arena");
     let names: Vec<String> = (0..=depth).map(|i| format!("c{i}")).collect();
     let t0 = 1_000_000_000_000i64;
@@ -58,7 +64,13 @@ fn main() {
             "exact" => t0 + (1 + (x % 999) as i64) * 10_000_000,
             _ => t0 + 10_000_000 + (x % 9_980_000_000) as i64,
         };
-        let (_, tf) = view.lookup_pair(&mut pair, t).expect("answers");
+        let tf = if by_name {
+            view.lookup_transform(&names[0], &names[depth], t)
+                .expect("answers")
+                .transform
+        } else {
+            view.lookup_pair(&mut pair, t).expect("answers").1
+        };
         sum += tf.translation[0];
     }
     println!("{sum}");

@@ -20,6 +20,7 @@ use rustix::io::Errno;
 
 use crate::arena::{notify, ArenaIdentity};
 use crate::error::{ArenaError, TransformError};
+use crate::queries::BufferCore;
 use crate::rendezvous::open::{join, Attachment, JoinSpec, RETRY};
 use crate::rendezvous::{Location, OpenError};
 use crate::sample::{Transform, TransformStamped};
@@ -125,9 +126,7 @@ impl Buffer {
         source: &'a str,
         time: i64,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        self.view_guard()
-            .view
-            .lookup_transform(target, source, time)
+        BufferCore::lookup_transform(self, target, source, time)
     }
 
     /// The hot-loop form of [`Buffer::lookup_transform`]: no string work while the arena stays
@@ -150,13 +149,7 @@ impl Buffer {
         source_time: i64,
         fixed: &str,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        self.view_guard().view.lookup_transform_full(
-            target,
-            target_time,
-            source,
-            source_time,
-            fixed,
-        )
+        BufferCore::lookup_transform_full(self, target, target_time, source, source_time, fixed)
     }
 
     /// tf2's `canTransform(target, source, time)`.
@@ -166,7 +159,7 @@ impl Buffer {
         source: &str,
         time: i64,
     ) -> Result<(), TransformError> {
-        self.view_guard().view.can_transform(target, source, time)
+        BufferCore::can_transform(self, target, source, time)
     }
 
     /// tf2's two-time `canTransform`.
@@ -178,9 +171,7 @@ impl Buffer {
         source_time: i64,
         fixed: &str,
     ) -> Result<(), TransformError> {
-        self.view_guard()
-            .view
-            .can_transform_full(target, target_time, source, source_time, fixed)
+        BufferCore::can_transform_full(self, target, target_time, source, source_time, fixed)
     }
 
     /// tf2's `getLatestCommonTime(target, source)`, ns.
@@ -189,19 +180,17 @@ impl Buffer {
         target: &str,
         source: &str,
     ) -> Result<i64, TransformError> {
-        self.view_guard()
-            .view
-            .get_latest_common_time(target, source)
+        BufferCore::get_latest_common_time(self, target, source)
     }
 
     /// tf2's `allFramesAsString()`.
     pub fn all_frames_as_string(&self) -> Result<String, ArenaError> {
-        self.view_guard().view.all_frames_as_string()
+        BufferCore::all_frames_as_string(self)
     }
 
     /// tf2's `allFramesAsYAML(now)`; `now` in ns.
     pub fn all_frames_as_yaml(&self, now: i64) -> Result<String, ArenaError> {
-        self.view_guard().view.all_frames_as_yaml(now)
+        BufferCore::all_frames_as_yaml(self, now)
     }
 
     /// tf2_ros's `Buffer::canTransform(target, source, time, timeout)`: waits until
@@ -318,6 +307,16 @@ impl Buffer {
             w.end_wait();
         }
         result
+    }
+}
+
+/// tf2's queries on the current arena (a lookup in flight keeps its mapping alive); this also
+/// gives a buffer `frame_exists`, `get_all_frame_names`, `get_parent` and `get_cache_length`.
+impl BufferCore for Buffer {
+    type Store = ArenaView;
+
+    fn with_store<R>(&self, f: impl FnOnce(&ArenaView) -> R) -> R {
+        f(&self.view_guard().view)
     }
 }
 

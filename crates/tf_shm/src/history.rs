@@ -1,5 +1,5 @@
 //! One frame's dynamic history, read and written as tf2 ROS 2 Jazzy's `TimeCache` does
-//! (spec §2.1, §3).
+//! (docs/tf2-semantics.md §2.1, §3).
 //!
 //! tf2 keeps a `std::list` newest first; a [`History`] is oldest first (index 0), with samples
 //! of equal stamp in arrival order. Translated, tf2's rules become:

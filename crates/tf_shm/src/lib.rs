@@ -24,10 +24,13 @@
 pub mod arena;
 pub mod buffer;
 pub mod error;
+pub mod fast_path;
 pub mod history;
 pub mod inspect;
 pub mod math;
+pub(crate) mod pair_cache;
 pub(crate) mod path;
+pub mod queries;
 pub mod rendezvous;
 pub(crate) mod ring;
 pub mod sample;
@@ -42,6 +45,7 @@ pub mod writer;
 pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, SharedArena};
 pub use buffer::Buffer;
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
+pub use queries::BufferCore;
 pub use rendezvous::{Mode, Open, OpenError, Owner};
 pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 #[doc(hidden)]

@@ -7,7 +7,7 @@
 //! [`lookup`] answer `None`, and the caller runs the literal walk (`crate::walk`), which gives
 //! tf2's answer or error, and recompiles. So a path can be stale, never wrong.
 //!
-//! Why the answer equals the literal walk's (spec §4.2) when every check passes, with `A` the
+//! Why the answer equals the literal walk's (docs/tf2-semantics.md §4.2) when every check passes, with `A` the
 //! common ancestor of target and source:
 //!
 //! * links from the source up to `A` and from the target up to `A` are read and composed as the
@@ -28,11 +28,12 @@
 //! * when the target is an ancestor of the source, the source pass stops at the target
 //!   whatever the target's own link says: nothing above is read.
 //!
-//! Time 0 resolves tf2's latest common time over the same links and the same checks (spec §5:
+//! Time 0 resolves tf2's latest common time over the same links and the same checks (docs/tf2-semantics.md §5:
 //! stamps of the links below `A` on both sides, statics' zero stamps ignored; newest parents
 //! checked up to the root).
 
-use crate::math::{accumulate, inverse, inverse_times};
+use crate::fast_path::declined;
+use crate::math::{accumulate, identity_inverse_times, inverse, inverse_times};
 use crate::sample::{FrameId, Transform, NO_FRAME};
 use crate::store::{FrameStore, LinkAt};
 use crate::view::{ArenaView, LinkRead, Newest};
@@ -47,7 +48,9 @@ enum Shape {
     /// Not compiled (or the last compile failed).
     #[default]
     None,
-    /// The target is an ancestor of the source: `T_target_source` is the source branch alone.
+    /// The target is an ancestor of the source and has a link of its own (a root target is a
+    /// `Fork` with an empty target branch, as tf2's walk composes it): `T_target_source` is
+    /// the source branch alone.
     TargetAbove,
     /// The source is an ancestor of the target: the inverse of the target branch.
     SourceAbove,
@@ -98,6 +101,11 @@ fn parent_at(view: &ArenaView, frame: FrameId, time: i64) -> Result<Option<Frame
 }
 
 impl Path {
+    /// Whether the last compile succeeded.
+    pub(crate) fn is_compiled(&self) -> bool {
+        self.shape != Shape::None
+    }
+
     /// Forgets the path (keeps the vectors' capacity).
     pub(crate) fn reset(&mut self) {
         self.shape = Shape::None;
@@ -153,7 +161,7 @@ impl Path {
         } = self;
         let mut frame = source;
         let root = loop {
-            if frame == target {
+            if frame == target && parent_at(view, frame, time) != Ok(None) {
                 source_links.append(chain);
                 *ancestor = target;
                 return Some(Shape::TargetAbove);
@@ -243,7 +251,12 @@ fn branch<const REUSE: bool, const EXACT: bool>(
                 .flatten()
             {
                 Some(t) => t,
-                None => link_slow::<EXACT>(view, frame, parent, generation, time)?,
+                None => {
+                    if !EXACT {
+                        declined(|d| &mut d.fused_link);
+                    }
+                    link_slow::<EXACT>(view, frame, parent, generation, time)?
+                }
             },
         };
     }
@@ -452,6 +465,14 @@ fn compose_with<const REUSE: bool, const EXACT: bool>(
         Shape::SourceAbove => {
             above(view, path, generation, time, None)?;
             inverse(&target_branch()?)
+        }
+        // The target is the root: tf2's target pass reads nothing and finalizes with the
+        // identity (a non-finite result is left to the walk by the caller).
+        Shape::Fork if path.target_links.is_empty() && path.above_links.is_empty() => {
+            if !view.has_no_cache(path.root) {
+                return None;
+            }
+            identity_inverse_times(&source)
         }
         Shape::Fork => {
             let mut source = source;

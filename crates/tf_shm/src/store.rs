@@ -5,10 +5,10 @@
 //! (`TimeCache::getData` / `getParent`) is shared too: a store exposes a frame's history as a
 //! [`History`] and calls [`crate::history::get_data`].
 
-use crate::error::ArenaError;
-use crate::sample::{FrameId, Sample};
+use crate::error::{ArenaError, TransformError};
+use crate::sample::{FrameId, Sample, TransformStamped};
 
-/// Why a frame's cache could not answer at a time (tf2's `getData` failure cases, spec §3).
+/// Why a frame's cache could not answer at a time (tf2's `getData` failure cases, docs/tf2-semantics.md §3).
 /// Times are ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheError {
@@ -57,7 +57,29 @@ pub trait FrameStore {
     fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError>;
     /// The authority (publisher) recorded with the frame's newest sample, if any.
     fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError>;
+    /// tf2's cache time (`getCacheLength`), ns; tf2's default, 10 s, unless the store has its
+    /// own.
+    fn cache_time_ns(&self) -> i64 {
+        DEFAULT_CACHE_TIME_NS
+    }
+    /// tf2's `lookupTransform(target, source, time)` by names: [`crate::walk::lookup_transform`]
+    /// unless the store keeps something faster that gives the same answers (an arena view's
+    /// per-thread compiled paths).
+    ///
+    /// # Errors
+    /// As [`crate::walk::lookup_transform`].
+    fn lookup_names<'a>(
+        &self,
+        target: &'a str,
+        source: &'a str,
+        time: i64,
+    ) -> Result<TransformStamped<'a>, TransformError> {
+        crate::walk::lookup_transform(self, target, source, time)
+    }
 }
+
+/// tf2's `BufferCore::DEFAULT_CACHE_TIME`, ns.
+pub const DEFAULT_CACHE_TIME_NS: i64 = 10_000_000_000;
 
 /// Extent of a dynamic frame's history.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +95,7 @@ pub struct HistorySpan {
 /// A frame's time-sorted history, oldest first (index 0), as one consistent snapshot.
 ///
 /// Samples with equal stamps keep their arrival order (earlier arrival at the lower index),
-/// which is how tf2 ROS 2 orders them (spec §2.1). Implementations over shared memory may
+/// which is how tf2 ROS 2 orders them (docs/tf2-semantics.md §2.1). Implementations over shared memory may
 /// return garbage for a snapshot a writer is racing with; they detect that afterwards and
 /// retry, so [`crate::history::get_data`] must stay in bounds for any values (it never indexes
 /// outside `0..len()`).

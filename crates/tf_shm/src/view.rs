@@ -9,10 +9,13 @@ use crate::arena::layout::*;
 use crate::arena::region::Region;
 use crate::arena::{names, ArenaIdentity, Geometry};
 use crate::error::{ArenaError, TransformError};
+use crate::fast_path::declined;
 use crate::history::{from_bracket, from_bracket_close, get_data};
 use crate::math::{canonicalize, canonicalize_clear};
+use crate::pair_cache;
 use crate::path;
 use crate::path::Path;
+use crate::queries::BufferCore;
 use crate::ring::{self, read_slot};
 use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 use crate::store::{CacheError, FrameStore, History, HistorySpan, LinkAt};
@@ -48,6 +51,25 @@ impl Newest {
     pub(crate) fn answers(&self, time: i64) -> bool {
         self.is_static || time == 0 || self.sample.stamp == time
     }
+}
+
+/// [`ring::read_newest`] after [`ring::read_bracket`] found no bracket at `time`: counts the
+/// bracket read's decline at a time before the newest stamp (where a bracket answers unless
+/// the time is older than the history), and the newest read's where it declines.
+#[inline(always)]
+fn read_newest_counted(
+    r: crate::arena::region::RingRef<'_>,
+    generation: u64,
+    time: i64,
+) -> Option<Sample> {
+    let newest = ring::read_newest(r, generation);
+    match newest {
+        Some(s) if time == 0 || s.stamp == time => {}
+        Some(s) if time > s.stamp => {}
+        Some(_) => declined(|d| &mut d.bracket),
+        None => declined(|d| &mut d.newest),
+    }
+    newest
 }
 
 /// Where a frame's link lives.
@@ -260,7 +282,7 @@ impl ArenaView {
                     LinkRead::SeriesSlerp => from_bracket_close(&older, &newer, time),
                 },
                 // Time 0 or the newest stamp: the newest sample (the last of equal stamps).
-                None => match ring::read_newest(r, generation) {
+                None => match read_newest_counted(r, generation, time) {
                     Some(s) if time == 0 || s.stamp == time => s,
                     _ => {
                         let interpolate = !matches!(read, LinkRead::Parent);
@@ -316,6 +338,7 @@ impl ArenaView {
                 let s = match ring::read_newest(r, generation) {
                     Some(s) => s,
                     None => ring::read(r, generation, |h| {
+                        declined(|d| &mut d.newest);
                         (!h.is_empty()).then(|| h.sample(h.len() - 1))
                     })??,
                 };
@@ -342,14 +365,15 @@ impl ArenaView {
     /// is in the way. Every lookup still checks each link's parent at the query time against
     /// the path; on any difference (re-parenting, a new link, a clear, an error, a racing
     /// writer) it runs tf2's walk instead and recompiles, so the answer is always the walk's.
-    /// Results equal [`ArenaView::lookup_transform`]'s to rounding (a series slerp between
-    /// close rotations below the common ancestor, see `crate::path`), with the same sign:
+    /// Results equal tf2's walk's ([`walk::lookup_transform`]) to rounding (a series slerp
+    /// between close rotations below the common ancestor, see `crate::path`), same sign:
     /// rotations within a few 1e-16, translations within that times the lever arm (≈ 2e-9
     /// with translations of 1e6 m, e.g. UTM coordinates, where the walk's own rounding is of
     /// the same order).
     ///
     /// Returns the stamp (ns; as `lookup_transform`) and `T_target_source`.
-    /// Errors: exactly those of [`ArenaView::lookup_transform`].
+    /// A non-finite result is the walk's own. Errors: exactly those of
+    /// [`walk::lookup_transform`]. [`ArenaView::lookup_transform`] goes through a pair too.
     pub fn lookup_pair(
         &self,
         pair: &mut FramePair,
@@ -358,16 +382,24 @@ impl ArenaView {
         if let Some((instance, target, source)) = pair.resolved {
             if instance == self.identity.instance_uuid {
                 if let Some((stamp, t)) = path::lookup(self, &mut pair.path, time, false) {
-                    if let Some(rotation) = canonicalize_clear(&t.rotation) {
-                        return Ok((stamp, Transform { rotation, ..t }));
+                    // A non-finite component (an accepted infinite translation): its NaNs
+                    // depend on every operation tf2 performs, so the walk answers.
+                    if t.translation.iter().all(|v| v.is_finite()) {
+                        if let Some(rotation) = canonicalize_clear(&t.rotation) {
+                            return Ok((stamp, Transform { rotation, ..t }));
+                        }
+                        // Within rounding of one of the ROS 2 round trip's sign decisions,
+                        // where the series slerp's last bits could pick the other sign than
+                        // tf2's: the same path again with tf2's slerp on every link, then the
+                        // exact trip.
+                        declined(|d| &mut d.sign_decision);
+                        if let Some((stamp, t)) = path::lookup(self, &mut pair.path, time, true) {
+                            let rotation = canonicalize(&t.rotation);
+                            return Ok((stamp, Transform { rotation, ..t }));
+                        }
                     }
-                    // Within rounding of one of the ROS 2 round trip's sign decisions, where
-                    // the series slerp's last bits could pick the other sign than tf2's: the
-                    // same path again with tf2's slerp on every link, then the exact trip.
-                    if let Some((stamp, t)) = path::lookup(self, &mut pair.path, time, true) {
-                        let rotation = canonicalize(&t.rotation);
-                        return Ok((stamp, Transform { rotation, ..t }));
-                    }
+                } else if pair.path.is_compiled() {
+                    declined(|d| &mut d.compiled_path);
                 }
                 // Not compiled yet, or the path no longer holds: tf2's walk, then recompile.
                 let r = walk::lookup_transform_ids(self, target, source, time)?;
@@ -385,13 +417,18 @@ impl ArenaView {
 
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
     /// latest common time). See [`walk::lookup_transform`] for errors.
+    ///
+    /// Goes through a [`FramePair`] this thread keeps for the two names (see
+    /// [`ArenaView::lookup_pair`]): after the first call for a name pair on a thread, a lookup
+    /// by name costs one hash of the names more than a pair the caller keeps, and allocates
+    /// nothing.
     pub fn lookup_transform<'a>(
         &self,
         target: &'a str,
         source: &'a str,
         time: i64,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        walk::lookup_transform(self, target, source, time)
+        BufferCore::lookup_transform(self, target, source, time)
     }
 
     /// tf2's two-time `lookupTransform(target, target_time, source, source_time, fixed)`.
@@ -403,7 +440,7 @@ impl ArenaView {
         source_time: i64,
         fixed: &str,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        walk::lookup_transform_full(self, target, target_time, source, source_time, fixed)
+        BufferCore::lookup_transform_full(self, target, target_time, source, source_time, fixed)
     }
 
     /// tf2's `canTransform(target, source, time)`; the error carries canTransform's text.
@@ -413,7 +450,7 @@ impl ArenaView {
         source: &str,
         time: i64,
     ) -> Result<(), TransformError> {
-        walk::can_transform(self, target, source, time)
+        BufferCore::can_transform(self, target, source, time)
     }
 
     /// tf2's two-time `canTransform`.
@@ -425,7 +462,7 @@ impl ArenaView {
         source_time: i64,
         fixed: &str,
     ) -> Result<(), TransformError> {
-        walk::can_transform_full(self, target, target_time, source, source_time, fixed)
+        BufferCore::can_transform_full(self, target, target_time, source, source_time, fixed)
     }
 
     /// tf2's `getLatestCommonTime(target, source)`, ns.
@@ -434,7 +471,7 @@ impl ArenaView {
         target: &str,
         source: &str,
     ) -> Result<i64, TransformError> {
-        walk::get_latest_common_time(self, target, source)
+        BufferCore::get_latest_common_time(self, target, source)
     }
 
     /// The samples frame `id` holds, for tools that copy the arena out (`tf_shm record`): a
@@ -465,16 +502,41 @@ impl ArenaView {
 
     /// tf2's `allFramesAsString()`.
     pub fn all_frames_as_string(&self) -> Result<String, ArenaError> {
-        walk::all_frames_as_string(self)
+        BufferCore::all_frames_as_string(self)
     }
 
     /// tf2's `allFramesAsYAML(now)`; `now` in ns.
     pub fn all_frames_as_yaml(&self, now: i64) -> Result<String, ArenaError> {
-        walk::all_frames_as_yaml(self, now)
+        BufferCore::all_frames_as_yaml(self, now)
     }
 }
 
 impl FrameStore for ArenaView {
+    fn cache_time_ns(&self) -> i64 {
+        self.geo.cache_time_ns
+    }
+
+    /// Through this thread's cached [`FramePair`] for the names (see
+    /// [`ArenaView::lookup_transform`]); tf2's walk when the cache is unavailable.
+    fn lookup_names<'a>(
+        &self,
+        target: &'a str,
+        source: &'a str,
+        time: i64,
+    ) -> Result<TransformStamped<'a>, TransformError> {
+        let (stamp, transform) =
+            match pair_cache::with_pair(target, source, |pair| self.lookup_pair(pair, time)) {
+                Some(r) => r?,
+                None => return walk::lookup_transform(self, target, source, time),
+            };
+        Ok(TransformStamped {
+            stamp,
+            frame_id: target,
+            child_frame_id: source,
+            transform,
+        })
+    }
+
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
         let count = self.frame_count();
         let index = self
@@ -516,6 +578,16 @@ impl FrameStore for ArenaView {
     }
 
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
+        // The one link reader with its fast reads answers the common case; a snapshot read
+        // answers the rest with tf2's error detail (and the damage checks).
+        let read = if interpolate {
+            LinkRead::Tf2Slerp
+        } else {
+            LinkRead::Parent
+        };
+        if let Some(Ok(s)) = self.link_sample(id, self.clear_generation(), time, read) {
+            return Ok(LinkAt::Sample(self.check_parent(s)?));
+        }
         let rec = self.record(id)?;
         match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => {
@@ -537,6 +609,9 @@ impl FrameStore for ArenaView {
     }
 
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
+        if let Some(n) = self.newest(id, self.clear_generation()) {
+            return Ok(Some((n.sample.stamp, self.check_parent(n.sample)?.parent)));
+        }
         let rec = self.record(id)?;
         match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => {

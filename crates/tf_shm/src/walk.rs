@@ -1,9 +1,9 @@
 //! tf2 ROS 2 Jazzy's `BufferCore` queries over any [`FrameStore`]: the two-pass walk, latest
 //! common time, one- and two-time lookups, `canTransform`, and the frame listings
-//! (spec §4–§6, §8, §9).
+//! (docs/tf2-semantics.md §4–§6, §8, §9).
 //!
 //! The walk is reproduced literally rather than as "find the common ancestor, then compose",
-//! because tf2's stop rules decide *which* error is reported (spec §4.2, ros2/geometry2#832):
+//! because tf2's stop rules decide *which* error is reported (docs/tf2-semantics.md §4.2, ros2/geometry2#832):
 //!
 //! * source pass: accumulate `T_top_source` upwards; stop at a frame without cache (root), at
 //!   `target`, or at the first link that cannot be read (remember that failure, keep going);
@@ -210,7 +210,7 @@ impl ChainList {
     }
 }
 
-/// tf2's `getLatestCommonTime` on ids (spec §5).
+/// tf2's `getLatestCommonTime` on ids (docs/tf2-semantics.md §5).
 fn latest_common_time<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
@@ -365,8 +365,8 @@ fn lookup_raw<S: FrameStore + ?Sized>(
 ///   for `time == 0` the newest stamp of that frame (0 for static, root or unknown frames).
 /// * Names are validated target first: empty or leading `/` → `InvalidArgument`, unknown →
 ///   `Lookup` (tf2's texts).
-/// * The answer's stamp is `time`, or the latest common time for 0 (spec §6.1); its rotation
-///   is normalised and signed as ROS 2's matrix round trip does (spec §6.4; equal to it up to
+/// * The answer's stamp is `time`, or the latest common time for 0 (docs/tf2-semantics.md §6.1); its rotation
+///   is normalised and signed as ROS 2's matrix round trip does (docs/tf2-semantics.md §6.4; equal to it up to
 ///   rounding, see [`crate::math::canonicalize_unit`]).
 ///
 /// # Errors
@@ -428,7 +428,7 @@ pub fn lookup_transform_ids<S: FrameStore + ?Sized>(
 }
 
 /// tf2 `BufferCore::lookupTransform(target, target_time, source, source_time, fixed)`
-/// (spec §6.2): `target`, `source`, `fixed` validated first (in that order); then
+/// (docs/tf2-semantics.md §6.2): `target`, `source`, `fixed` validated first (in that order); then
 /// `A = T_fixed_source` at `source_time` (its errors first), `B = T_target_fixed` at
 /// `target_time`; result `B·A` composed with rotation matrices as `tf2::Transform` does, so
 /// the rotation is canonical. Stamp = B's stamp (`target_time`, or the target↔fixed latest
@@ -475,7 +475,7 @@ fn can_transform_ids<S: FrameStore + ?Sized>(
         .map_err(|f| to_error(s, f, target, source))
 }
 
-/// tf2 ROS 2 `BufferCore::canTransform(target, source, time, &error)` (spec §6.3): `Ok` when
+/// tf2 ROS 2 `BufferCore::canTransform(target, source, time, &error)` (docs/tf2-semantics.md §6.3): `Ok` when
 /// [`lookup_transform`] would succeed; otherwise the error string tf2 would fill in, carried in
 /// the error class the lookup would throw. Equal names succeed at once (even unknown ones).
 /// Bad names give `Invalid frame ID "X" passed to canTransform argument target_frame - …`
@@ -518,7 +518,7 @@ pub fn can_transform_full<S: FrameStore + ?Sized>(
     can_transform_ids(s, fixed_id, source_id, source_time)
 }
 
-/// tf2's `getLatestCommonTime(target, source)` (spec §5), in ns; 0 when only static links
+/// tf2's `getLatestCommonTime(target, source)` (docs/tf2-semantics.md §5), in ns; 0 when only static links
 /// (or stamp-0 data) are involved. Names are validated as ROS 2's only public entry point,
 /// tf2_py's `get_latest_common_time`, does (`_validateFrameId("get_latest_common_time", …)`,
 /// target first); equal valid names give that frame's newest stamp.

@@ -111,6 +111,8 @@ fn check_lookups(view: &ArenaView, names: &[String]) {
         for (t, s) in [(target, source), (source, target)] {
             let mut pair = FramePair::new(t, s);
             view.lookup_pair(&mut pair, ts[0]).unwrap(); // resolves the names (may allocate)
+                                                         // Fills this thread's cached pair for the names (may allocate).
+            view.lookup_transform(t, s, ts[0]).unwrap();
             let mut ok = 0usize;
             let n = allocations(|| {
                 for &time in &ts {

@@ -287,7 +287,18 @@ fn apply(
     match kind {
         "lookup" => {
             let (t, src, time) = (s(&op[1]), s(&op[2]), int(&op[3]));
-            check_lookup(want, view.lookup_transform(t, src, time), t, src)?;
+            // tf2's walk itself, then the names API twice (its first call may resolve and
+            // compile this thread's cached pair, the second goes through it).
+            check_lookup(
+                want,
+                tf_shm::walk::lookup_transform(view, t, src, time),
+                t,
+                src,
+            )
+            .map_err(|(what, got)| (if what == "text" { "walk text" } else { "walk" }, got))?;
+            for _ in 0..2 {
+                check_lookup(want, view.lookup_transform(t, src, time), t, src)?;
+            }
             // The hot-loop form, with a pair kept across the scenario's inserts and clears so
             // its compiled path goes stale: the first call may recompile, the second uses the
             // path. Both must give tf2's answer.

@@ -239,3 +239,101 @@ fn errors_are_tf2s_through_a_compiled_pair() {
     let e = view.lookup_pair(&mut pair, 9 * S).unwrap_err();
     assert!(matches!(e, TransformError::Extrapolation { .. }), "{e:?}");
 }
+
+/// An accepted infinite translation (tf2 accepts it, `validate`): tf2's walk turns it into NaN
+/// in every component its rotations touch (a rotation of an infinite vector multiplies it by
+/// zeros). The pair's repeated calls and the names API must give the walk's NaNs, not the
+/// infinity itself, for the target above the source (a root target, and one with its own
+/// link), below it, and across a fork; interpolated, exact and time 0. (A root target is
+/// where the two differed: tf2 ends that walk with `inverse_times` of the identity, which
+/// rotates the infinite vector.)
+#[test]
+fn infinite_translations_give_the_walks_nans() {
+    let (s, c) = 0.3f64.sin_cos();
+    for (shape, translation) in [
+        ("x", [f64::INFINITY, 0.0, 0.0]),
+        ("-y", [1.0, f64::NEG_INFINITY, 0.0]),
+    ] {
+        let (mut w, view) = Arena::in_memory(&config()).unwrap();
+        for k in 1..4 {
+            for (parent, child, t) in [
+                ("map", "odom", translation),
+                ("odom", "base", [1.0, 2.0, 3.0]),
+                ("map", "other", [1.0, 2.0, 3.0]),
+            ] {
+                w.set_transform(
+                    &TransformInput {
+                        frame_id: parent,
+                        child_frame_id: child,
+                        stamp: k * S,
+                        translation: t,
+                        rotation: [0.0, 0.0, s, c],
+                    },
+                    "test",
+                    false,
+                )
+                .expect("accepted");
+            }
+        }
+        let mut nan_seen = false;
+        for (t, src) in [
+            ("map", "odom"),
+            ("map", "base"),
+            ("odom", "base"),
+            ("base", "map"),
+            ("other", "base"),
+            ("base", "other"),
+        ] {
+            for time in [0, 3 * S / 2, 2 * S] {
+                let mut pair = FramePair::new(t, src);
+                let want = agree(&view, &mut pair, time).expect("answers");
+                nan_seen |= want.1.translation.iter().any(|v| v.is_nan());
+                for _ in 0..2 {
+                    let got = view.lookup_transform(t, src, time).unwrap();
+                    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+                    assert!(
+                        (0..3).all(|i| same(got.transform.translation[i], want.1.translation[i])),
+                        "{shape}: {t} <- {src} at {time}: names {got:?} vs walk {want:?}"
+                    );
+                }
+            }
+        }
+        assert!(nan_seen, "{shape}: the case must produce tf2's NaNs");
+    }
+}
+
+/// A root target: tf2's walk ends with `inverse_times` of the identity, which turns a -0.0
+/// translation component into +0.0. The pair and the names API give the walk's bits.
+#[test]
+fn a_root_target_gives_the_walks_signed_zeros() {
+    let (mut w, view) = Arena::in_memory(&config()).unwrap();
+    for k in 1..4 {
+        w.set_transform(
+            &TransformInput {
+                frame_id: "map",
+                child_frame_id: "odom",
+                stamp: k * S,
+                translation: [-0.0, 1.0, -0.0],
+                rotation: [0.0, 0.0, 0.0, 1.0],
+            },
+            "test",
+            false,
+        )
+        .expect("accepted");
+    }
+    for time in [0, 3 * S / 2, 2 * S] {
+        let want = tf_shm::walk::lookup_transform(&view, "map", "odom", time).unwrap();
+        let bits = |t: [f64; 3]| t.map(f64::to_bits);
+        assert_eq!(bits(want.transform.translation), bits([0.0, 1.0, 0.0]));
+        let mut pair = FramePair::new("map", "odom");
+        for _ in 0..2 {
+            let (_, got) = view.lookup_pair(&mut pair, time).unwrap();
+            assert_eq!(bits(got.translation), bits(want.transform.translation));
+            let got = view.lookup_transform("map", "odom", time).unwrap();
+            assert_eq!(
+                bits(got.transform.translation),
+                bits(want.transform.translation)
+            );
+        }
+    }
+}

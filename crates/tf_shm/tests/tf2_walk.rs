@@ -1,11 +1,16 @@
-//! tf2's walk and lookups (docs/tf2-semantics.md §4, §5, §6, §8, §9) over the Vec-backed test store. Expected
-//! texts are tf2 ROS 2 Jazzy's; the ROS 1 oracle gave the same links and classes (with its own
-//! decimals).
+//! tf2's walk and lookups (docs/tf2-semantics.md §4, §5, §6, §8, §9), one suite over every store: the
+//! Vec-backed test store, an in-memory arena and a read-only memfd arena (`common/backends.rs`),
+//! queried through `tf_shm::BufferCore`. Expected texts are tf2 ROS 2 Jazzy's; the ROS 1 oracle
+//! gave the same links and classes (with its own decimals).
 
+#[path = "common/backends.rs"]
+mod backends;
 #[path = "common/vec_store.rs"]
 mod vec_store;
 
-use tf_shm::walk::*;
+use backends::Backend;
+use tf_shm::walk::lookup_transform_ids;
+use tf_shm::BufferCore;
 use tf_shm::{ExtrapolationKind, TransformError};
 use vec_store::{ns, VecStore, S};
 
@@ -21,8 +26,8 @@ fn approx(a: [f64; 3], b: [f64; 3]) {
 }
 
 /// map→odom stale at 1 s, odom→base_link fresh to 9.9 s, a one-sample child, another tree.
-fn issue_832_store() -> VecStore {
-    let mut s = VecStore::default();
+fn issue_832_store<B: Backend>() -> B {
+    let mut s = B::new();
     s.add("map", "odom", 0.5, [1.0, 0.0, 0.0]);
     s.add("map", "odom", 1.0, [2.0, 0.0, 0.0]);
     s.add("odom", "base_link", 1.0, [0.0, 1.0, 0.0]);
@@ -33,11 +38,10 @@ fn issue_832_store() -> VecStore {
     s
 }
 
-#[test]
-fn issue_832_target_pass_failure_wins_even_above_common_ancestor() {
-    let s = issue_832_store();
+fn issue_832_target_pass_failure_wins_even_above_common_ancestor<B: Backend>() {
+    let s = issue_832_store::<B>();
     assert_eq!(
-        err_text(lookup_transform(&s, "odom", "base_link", 10 * S)),
+        err_text(s.lookup_transform("odom", "base_link", 10 * S)),
         (
             "Lookup would require extrapolation into the future.  Requested time 10.000000 but \
              the latest data is at time 1.000000, when looking up transform from frame \
@@ -47,7 +51,7 @@ fn issue_832_target_pass_failure_wins_even_above_common_ancestor() {
         )
     );
     assert_eq!(
-        err_text(lookup_transform(&s, "base_link", "odom", 10 * S)),
+        err_text(s.lookup_transform("base_link", "odom", 10 * S)),
         (
             "Lookup would require extrapolation into the future.  Requested time 10.000000 but \
              the latest data is at time 9.900000, when looking up transform from frame [odom] \
@@ -58,18 +62,19 @@ fn issue_832_target_pass_failure_wins_even_above_common_ancestor() {
     );
 }
 
-#[test]
-fn single_sample_problem_hidden_by_an_upper_link() {
-    let s = issue_832_store();
+fn single_sample_problem_hidden_by_an_upper_link<B: Backend>() {
+    let s = issue_832_store::<B>();
     // Source `single` fails first, then the target pass meets the stale map→odom link.
     assert_eq!(
-        err_text(lookup_transform(&s, "base_link", "single", ns(7.5))).0,
+        err_text(s.lookup_transform("base_link", "single", ns(7.5))).0,
         "Lookup would require extrapolation into the future.  Requested time 7.500000 but the \
          latest data is at time 1.000000, when looking up transform from frame [single] to \
          frame [base_link]"
     );
     // Reversed, the single-sample link is in the target pass and is reported.
-    let e = lookup_transform(&s, "single", "base_link", ns(7.5)).unwrap_err();
+    let e = s
+        .lookup_transform("single", "base_link", ns(7.5))
+        .unwrap_err();
     assert_eq!(
         e,
         TransformError::Extrapolation {
@@ -82,11 +87,10 @@ fn single_sample_problem_hidden_by_an_upper_link() {
     );
 }
 
-#[test]
-fn unconnected_trees_class_depends_on_source_coverage() {
-    let s = issue_832_store();
+fn unconnected_trees_class_depends_on_source_coverage<B: Backend>() {
+    let s = issue_832_store::<B>();
     // 5 s: odom's link fails in the source pass → that extrapolation error.
-    let (text, class) = err_text(lookup_transform(&s, "world", "odom", 5 * S));
+    let (text, class) = err_text(s.lookup_transform("world", "odom", 5 * S));
     assert_eq!(class, "ForwardExtrapolationException");
     assert!(text.ends_with(
         "latest data is at time 1.000000, when looking up transform from frame [odom] to \
@@ -94,7 +98,7 @@ fn unconnected_trees_class_depends_on_source_coverage() {
     ));
     // 0.75 s: covered → connectivity.
     assert_eq!(
-        err_text(lookup_transform(&s, "world", "odom", ns(0.75))),
+        err_text(s.lookup_transform("world", "odom", ns(0.75))),
         (
             "Could not find a connection between 'world' and 'odom' because they are not part \
              of the same tree.Tf has two or more unconnected trees."
@@ -102,11 +106,11 @@ fn unconnected_trees_class_depends_on_source_coverage() {
             "ConnectivityException"
         )
     );
-    let (text, class) = err_text(lookup_transform(&s, "base_link", "other", ns(1.5)));
+    let (text, class) = err_text(s.lookup_transform("base_link", "other", ns(1.5)));
     assert_eq!(class, "ForwardExtrapolationException");
     assert!(text.contains("Requested time 1.500000 but the latest data is at time 1.000000"));
     // Past side.
-    let (text, class) = err_text(lookup_transform(&s, "odom", "base_link", ns(0.5)));
+    let (text, class) = err_text(s.lookup_transform("odom", "base_link", ns(0.5)));
     assert_eq!(class, "BackwardExtrapolationException");
     assert_eq!(
         text,
@@ -116,22 +120,20 @@ fn unconnected_trees_class_depends_on_source_coverage() {
     );
 }
 
-#[test]
-fn time_zero_and_chain_composition() {
-    let s = issue_832_store();
-    let t = lookup_transform(&s, "map", "base_link", 0).unwrap();
+fn time_zero_and_chain_composition<B: Backend>() {
+    let s = issue_832_store::<B>();
+    let t = s.lookup_transform("map", "base_link", 0).unwrap();
     assert_eq!(t.stamp, S);
     assert_eq!((t.frame_id, t.child_frame_id), ("map", "base_link"));
     approx(t.transform.translation, [2.0, 1.0, 0.0]);
-    assert_eq!(get_latest_common_time(&s, "map", "base_link"), Ok(S));
+    assert_eq!(s.get_latest_common_time("map", "base_link"), Ok(S));
     // Inverse direction.
-    let t = lookup_transform(&s, "base_link", "map", S).unwrap();
+    let t = s.lookup_transform("base_link", "map", S).unwrap();
     approx(t.transform.translation, [-2.0, -1.0, 0.0]);
 }
 
-#[test]
-fn section5_latest_common_time_counts_only_links_below_the_common_ancestor() {
-    let mut s = VecStore::default();
+fn section5_latest_common_time_counts_only_links_below_the_common_ancestor<B: Backend>() {
+    let mut s = B::new();
     // Newest samples as in docs/tf2-semantics.md §5; each link also has an old sample so lookups can succeed.
     for (parent, child, newest) in [
         ("map", "odom", 5.0),
@@ -142,33 +144,27 @@ fn section5_latest_common_time_counts_only_links_below_the_common_ancestor() {
         s.add(parent, child, 0.5, [0.0; 3]);
         s.add(parent, child, newest, [0.0; 3]);
     }
-    assert_eq!(
-        lookup_transform(&s, "map", "laser", 0).unwrap().stamp,
-        3 * S
-    );
+    assert_eq!(s.lookup_transform("map", "laser", 0).unwrap().stamp, 3 * S);
     // laser↔imu: the common ancestor is base; odom→base (3 s) fails at 4 s in the source
     // pass at the top and is tolerated.
-    assert_eq!(
-        lookup_transform(&s, "laser", "imu", 0).unwrap().stamp,
-        4 * S
-    );
-    assert_eq!(get_latest_common_time(&s, "laser", "imu"), Ok(4 * S));
-    assert_eq!(get_latest_common_time(&s, "imu", "laser"), Ok(4 * S));
+    assert_eq!(s.lookup_transform("laser", "imu", 0).unwrap().stamp, 4 * S);
+    assert_eq!(s.get_latest_common_time("laser", "imu"), Ok(4 * S));
+    assert_eq!(s.get_latest_common_time("imu", "laser"), Ok(4 * S));
     // Target is an ancestor of source / source an ancestor of target.
-    assert_eq!(get_latest_common_time(&s, "odom", "laser"), Ok(3 * S));
-    assert_eq!(get_latest_common_time(&s, "laser", "odom"), Ok(3 * S));
+    assert_eq!(s.get_latest_common_time("odom", "laser"), Ok(3 * S));
+    assert_eq!(s.get_latest_common_time("laser", "odom"), Ok(3 * S));
     // Same frame: its newest stamp; a root has none.
-    assert_eq!(get_latest_common_time(&s, "imu", "imu"), Ok(6 * S));
-    assert_eq!(get_latest_common_time(&s, "map", "map"), Ok(0));
+    assert_eq!(s.get_latest_common_time("imu", "imu"), Ok(6 * S));
+    assert_eq!(s.get_latest_common_time("map", "map"), Ok(0));
     // Names validated as tf2_py's get_latest_common_time does.
     assert_eq!(
-        get_latest_common_time(&s, "map", "ghost"),
+        s.get_latest_common_time("map", "ghost"),
         Err(TransformError::Lookup(
             "\"ghost\" passed to get_latest_common_time does not exist. ".to_string()
         ))
     );
     assert_eq!(
-        get_latest_common_time(&s, "", "ghost")
+        s.get_latest_common_time("", "ghost")
             .unwrap_err()
             .to_string(),
         "Invalid argument \"\" passed to get_latest_common_time - in tf2 frame_ids cannot be \
@@ -176,9 +172,8 @@ fn section5_latest_common_time_counts_only_links_below_the_common_ancestor() {
     );
 }
 
-#[test]
-fn time_zero_fails_into_the_past_for_a_frame_that_just_started() {
-    let mut s = VecStore::default();
+fn time_zero_fails_into_the_past_for_a_frame_that_just_started<B: Backend>() {
+    let mut s = B::new();
     s.add("map", "odom", 1.0, [0.0; 3]);
     s.add("map", "odom", 5.0, [0.0; 3]);
     s.add("odom", "base", 6.0, [0.0; 3]);
@@ -186,7 +181,7 @@ fn time_zero_fails_into_the_past_for_a_frame_that_just_started() {
     s.add("map", "new", 4.0, [0.0; 3]);
     s.add("map", "new", 6.5, [0.0; 3]);
     // Common time of base↔new is 5 (min over both sides); base's oldest is 6.
-    let (text, class) = err_text(lookup_transform(&s, "new", "base", 0));
+    let (text, class) = err_text(s.lookup_transform("new", "base", 0));
     assert_eq!(class, "BackwardExtrapolationException");
     assert!(text.starts_with(
         "Lookup would require extrapolation into the past.  Requested time 5.000000 but the \
@@ -194,32 +189,30 @@ fn time_zero_fails_into_the_past_for_a_frame_that_just_started() {
     ));
 }
 
-#[test]
-fn identity_rules_for_equal_names() {
-    let s = issue_832_store();
+fn identity_rules_for_equal_names<B: Backend>() {
+    let s = issue_832_store::<B>();
     // Equal names: no validation at all.
     for name in ["", "/x", "ghost"] {
-        let t = lookup_transform(&s, name, name, 7).unwrap();
+        let t = s.lookup_transform(name, name, 7).unwrap();
         assert_eq!(t.stamp, 7);
         assert_eq!(t.transform, tf_shm::Transform::IDENTITY);
-        assert_eq!(lookup_transform(&s, name, name, 0).unwrap().stamp, 0);
-        assert_eq!(can_transform(&s, name, name, 3), Ok(()));
+        assert_eq!(s.lookup_transform(name, name, 0).unwrap().stamp, 0);
+        assert_eq!(s.can_transform(name, name, 3), Ok(()));
     }
     // Time 0: newest stamp of the frame's own cache.
     assert_eq!(
-        lookup_transform(&s, "base_link", "base_link", 0)
+        s.lookup_transform("base_link", "base_link", 0)
             .unwrap()
             .stamp,
         ns(9.9)
     );
-    assert_eq!(lookup_transform(&s, "map", "map", 0).unwrap().stamp, 0);
+    assert_eq!(s.lookup_transform("map", "map", 0).unwrap().stamp, 0);
 }
 
-#[test]
-fn section43_argument_texts() {
-    let s = issue_832_store();
+fn section43_argument_texts<B: Backend>() {
+    let s = issue_832_store::<B>();
     assert_eq!(
-        err_text(lookup_transform(&s, "", "odom", 0)),
+        err_text(s.lookup_transform("", "odom", 0)),
         (
             "Invalid argument \"\" passed to lookupTransform argument target_frame - in tf2 \
              frame_ids cannot be empty"
@@ -228,7 +221,7 @@ fn section43_argument_texts() {
         )
     );
     assert_eq!(
-        err_text(lookup_transform(&s, "/map", "odom", 0)),
+        err_text(s.lookup_transform("/map", "odom", 0)),
         (
             "Invalid argument \"/map\" passed to lookupTransform argument target_frame - in tf2 \
              frame_ids cannot start with a '/'"
@@ -237,7 +230,7 @@ fn section43_argument_texts() {
         )
     );
     assert_eq!(
-        err_text(lookup_transform(&s, "map", "ghost", 0)),
+        err_text(s.lookup_transform("map", "ghost", 0)),
         (
             "\"ghost\" passed to lookupTransform argument source_frame does not exist. "
                 .to_string(),
@@ -245,16 +238,15 @@ fn section43_argument_texts() {
         )
     );
     // Target is validated first.
-    assert!(err_text(lookup_transform(&s, "ghost", "", 0))
+    assert!(err_text(s.lookup_transform("ghost", "", 0))
         .0
         .starts_with("\"ghost\" passed to lookupTransform argument target_frame"));
 }
 
-#[test]
-fn empty_cache_after_clear_has_empty_text() {
-    let mut s = issue_832_store();
+fn empty_cache_after_clear_has_empty_text<B: Backend>() {
+    let mut s = issue_832_store::<B>();
     s.clear();
-    let e = lookup_transform(&s, "map", "odom", S).unwrap_err();
+    let e = s.lookup_transform("map", "odom", S).unwrap_err();
     assert_eq!(
         e,
         TransformError::Extrapolation {
@@ -263,21 +255,20 @@ fn empty_cache_after_clear_has_empty_text() {
         }
     );
     // Time 0 with cleared caches: no link has data, common time search finds no common parent.
-    let (_, class) = err_text(lookup_transform(&s, "map", "odom", 0));
+    let (_, class) = err_text(s.lookup_transform("map", "odom", 0));
     assert_eq!(class, "ConnectivityException");
 }
 
-#[test]
-fn section63_can_transform_texts() {
-    let s = issue_832_store();
-    assert_eq!(can_transform(&s, "map", "base_link", S), Ok(()));
+fn section63_can_transform_texts<B: Backend>() {
+    let s = issue_832_store::<B>();
+    assert_eq!(s.can_transform("map", "base_link", S), Ok(()));
     assert_eq!(
-        can_transform(&s, "ghost", "", 0).unwrap_err().to_string(),
+        s.can_transform("ghost", "", 0).unwrap_err().to_string(),
         "Invalid frame ID \"ghost\" passed to canTransform argument target_frame - frame does \
          not exist"
     );
     assert_eq!(
-        can_transform(&s, "map", "", 0).unwrap_err(),
+        s.can_transform("map", "", 0).unwrap_err(),
         TransformError::InvalidArgument(
             "Invalid frame ID \"\" passed to canTransform argument source_frame - in tf2 \
              frame_ids cannot be empty"
@@ -285,9 +276,7 @@ fn section63_can_transform_texts() {
         )
     );
     assert_eq!(
-        can_transform(&s, "/map", "odom", 0)
-            .unwrap_err()
-            .to_string(),
+        s.can_transform("/map", "odom", 0).unwrap_err().to_string(),
         "Invalid frame ID \"/map\" passed to canTransform argument target_frame - in tf2 \
          frame_ids cannot start with a '/'"
     );
@@ -298,12 +287,12 @@ fn section63_can_transform_texts() {
         ("single", "base_link", ns(7.5)),
     ] {
         assert_eq!(
-            can_transform(&s, t, src, time).unwrap_err(),
-            lookup_transform(&s, t, src, time).unwrap_err()
+            s.can_transform(t, src, time).unwrap_err(),
+            s.lookup_transform(t, src, time).unwrap_err()
         );
     }
     assert_eq!(
-        can_transform_full(&s, "map", S, "base_link", S, "ghost")
+        s.can_transform_full("map", S, "base_link", S, "ghost")
             .unwrap_err()
             .to_string(),
         "Invalid frame ID \"ghost\" passed to canTransform argument fixed_frame - frame does \
@@ -311,164 +300,147 @@ fn section63_can_transform_texts() {
     );
 }
 
-#[test]
-fn can_transform_does_not_interpolate_but_checks_coverage() {
-    let mut s = VecStore::default();
+fn can_transform_does_not_interpolate_but_checks_coverage<B: Backend>() {
+    let mut s = B::new();
     s.add("a", "b", 1.0, [0.0; 3]);
     s.add("a", "b", 2.0, [0.0; 3]);
-    assert_eq!(can_transform(&s, "a", "b", ns(1.5)), Ok(()));
-    assert!(can_transform(&s, "a", "b", ns(2.5)).is_err());
+    assert_eq!(s.can_transform("a", "b", ns(1.5)), Ok(()));
+    assert!(s.can_transform("a", "b", ns(2.5)).is_err());
 }
 
-#[test]
-fn section62_two_time_lookup() {
-    let mut s = VecStore::default();
+fn section62_two_time_lookup<B: Backend>() {
+    let mut s = B::new();
     // A robot moving along x in odom; a sensor fixed on it.
     s.add("odom", "base", 1.0, [1.0, 0.0, 0.0]);
     s.add("odom", "base", 3.0, [3.0, 0.0, 0.0]);
     s.add_static("base", "cam", [0.0, 0.0, 1.0]);
     // Where was the camera (at 1 s) as seen from the base at 3 s, through odom?
-    let t = lookup_transform_full(&s, "base", 3 * S, "cam", S, "odom").unwrap();
+    let t = s
+        .lookup_transform_full("base", 3 * S, "cam", S, "odom")
+        .unwrap();
     assert_eq!(t.stamp, 3 * S);
     assert_eq!((t.frame_id, t.child_frame_id), ("base", "cam"));
     approx(t.transform.translation, [-2.0, 0.0, 1.0]);
     assert_eq!(t.transform.rotation, [0.0, 0.0, 0.0, 1.0]);
     // Time 0 for the target half: stamp = latest common time of base↔odom.
     assert_eq!(
-        lookup_transform_full(&s, "base", 0, "cam", S, "odom")
+        s.lookup_transform_full("base", 0, "cam", S, "odom")
             .unwrap()
             .stamp,
         3 * S
     );
     // All three names are validated before anything else, in order target, source, fixed.
     assert_eq!(
-        err_text(lookup_transform_full(&s, "base", S, "cam", S, "ghost")).0,
+        err_text(s.lookup_transform_full("base", S, "cam", S, "ghost")).0,
         "\"ghost\" passed to lookupTransform argument fixed_frame does not exist. "
     );
-    assert!(err_text(lookup_transform_full(&s, "", S, "ghost", S, "/x"))
+    assert!(err_text(s.lookup_transform_full("", S, "ghost", S, "/x"))
         .0
         .contains("target_frame"));
     // Source half errors first.
-    let (text, _) = err_text(lookup_transform_full(
-        &s,
-        "base",
-        9 * S,
-        "cam",
-        8 * S,
-        "odom",
-    ));
+    let (text, _) = err_text(s.lookup_transform_full("base", 9 * S, "cam", 8 * S, "odom"));
     assert!(text.contains("Requested time 8.000000"), "{text}");
 }
 
-#[test]
-fn two_time_result_is_matrix_canonical() {
-    let mut s = VecStore::default();
+fn two_time_result_is_matrix_canonical<B: Backend>() {
+    let mut s = B::new();
     let half = std::f64::consts::FRAC_1_SQRT_2;
     // Two 90° steps about z make 180°; Bullet's matrix→quaternion picks +z (trace −1).
-    s.insert("w", "a", S, [0.0; 3], [0.0, 0.0, half, half])
-        .unwrap();
-    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, half, half])
-        .unwrap();
-    let t = lookup_transform_full(&s, "w", S, "b", S, "a").unwrap();
+    s.insert("w", "a", S, [0.0; 3], [0.0, 0.0, half, half]);
+    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, half, half]);
+    let t = s.lookup_transform_full("w", S, "b", S, "a").unwrap();
     let q = t.transform.rotation;
     assert!(q[2] > 0.999_999 && q[3].abs() < 1e-9, "{q:?}");
 }
 
-#[test]
-fn section8_statics_any_time_and_never_limit_time_zero() {
-    let mut s = VecStore::default();
+fn section8_statics_any_time_and_never_limit_time_zero<B: Backend>() {
+    let mut s = B::new();
     s.add_static("base", "laser", [0.5, 0.0, 0.0]);
     s.add("odom", "base", 2.0, [1.0, 0.0, 0.0]);
     s.add("odom", "base", 4.0, [3.0, 0.0, 0.0]);
-    let t = lookup_transform(&s, "odom", "laser", 0).unwrap();
+    let t = s.lookup_transform("odom", "laser", 0).unwrap();
     assert_eq!(t.stamp, 4 * S);
     approx(t.transform.translation, [3.5, 0.0, 0.0]);
-    let t = lookup_transform(&s, "odom", "laser", 3 * S).unwrap();
+    let t = s.lookup_transform("odom", "laser", 3 * S).unwrap();
     approx(t.transform.translation, [2.5, 0.0, 0.0]);
     // Static only: any time, stamp as requested (0 for 0).
-    let t = lookup_transform(&s, "base", "laser", 123 * S).unwrap();
+    let t = s.lookup_transform("base", "laser", 123 * S).unwrap();
     assert_eq!(t.stamp, 123 * S);
-    assert_eq!(lookup_transform(&s, "laser", "base", 0).unwrap().stamp, 0);
+    assert_eq!(s.lookup_transform("laser", "base", 0).unwrap().stamp, 0);
     // Last static insert wins; survives clear.
     s.add_static("base", "laser", [0.7, 0.0, 0.0]);
     s.clear();
     approx(
-        lookup_transform(&s, "base", "laser", S)
+        s.lookup_transform("base", "laser", S)
             .unwrap()
             .transform
             .translation,
         [0.7, 0.0, 0.0],
     );
-    assert!(lookup_transform(&s, "odom", "laser", 3 * S).is_err());
+    assert!(s.lookup_transform("odom", "laser", 3 * S).is_err());
 }
 
-#[test]
-fn ros2_kind_switch_drops_history() {
-    let mut s = VecStore::default();
+fn ros2_kind_switch_drops_history<B: Backend>() {
+    let mut s = B::new();
     s.add("a", "b", 1.0, [1.0, 0.0, 0.0]);
     s.add("a", "b", 2.0, [2.0, 0.0, 0.0]);
     s.add_static("a", "b", [5.0, 0.0, 0.0]);
     approx(
-        lookup_transform(&s, "a", "b", ns(1.5))
+        s.lookup_transform("a", "b", ns(1.5))
             .unwrap()
             .transform
             .translation,
         [5.0, 0.0, 0.0],
     );
     s.add("a", "b", 3.0, [3.0, 0.0, 0.0]);
-    assert!(lookup_transform(&s, "a", "b", ns(1.5)).is_err());
-    assert_eq!(lookup_transform(&s, "a", "b", 0).unwrap().stamp, 3 * S);
+    assert!(s.lookup_transform("a", "b", ns(1.5)).is_err());
+    assert_eq!(s.lookup_transform("a", "b", 0).unwrap().stamp, 3 * S);
 }
 
-#[test]
-fn section9_reparenting_returns_older_sample_unchanged() {
-    let mut s = VecStore::default();
+fn section9_reparenting_returns_older_sample_unchanged<B: Backend>() {
+    let mut s = B::new();
     s.add("odom", "base", 1.0, [1.0, 0.0, 0.0]);
     s.add("map", "base", 3.0, [3.0, 0.0, 0.0]);
     s.add("map", "odom", 1.0, [10.0, 0.0, 0.0]);
     s.add("map", "odom", 3.0, [10.0, 0.0, 0.0]);
     // Between the samples: the older one (parent odom), no blending.
-    let t = lookup_transform(&s, "odom", "base", 2 * S).unwrap();
+    let t = s.lookup_transform("odom", "base", 2 * S).unwrap();
     approx(t.transform.translation, [1.0, 0.0, 0.0]);
-    let t = lookup_transform(&s, "map", "base", 2 * S).unwrap();
+    let t = s.lookup_transform("map", "base", 2 * S).unwrap();
     approx(t.transform.translation, [11.0, 0.0, 0.0]);
     // At the new sample the chain goes through map directly.
-    let t = lookup_transform(&s, "map", "base", 3 * S).unwrap();
+    let t = s.lookup_transform("map", "base", 3 * S).unwrap();
     approx(t.transform.translation, [3.0, 0.0, 0.0]);
     // Time 0 uses the newest parent.
-    assert_eq!(get_parent(&s, "base", 0).unwrap().as_deref(), Some("map"));
+    assert_eq!(s.get_parent("base", 0).unwrap().as_deref(), Some("map"));
     assert_eq!(
-        get_parent(&s, "base", 2 * S).unwrap().as_deref(),
+        s.get_parent("base", 2 * S).unwrap().as_deref(),
         Some("odom")
     );
-    assert_eq!(get_parent(&s, "base", 9 * S).unwrap(), None);
-    assert_eq!(get_parent(&s, "map", 0).unwrap(), None);
+    assert_eq!(s.get_parent("base", 9 * S).unwrap(), None);
+    assert_eq!(s.get_parent("map", 0).unwrap(), None);
 }
 
-#[test]
-fn two_publishers_bracketed_by_the_other_tree_is_connectivity() {
-    let mut s = VecStore::default();
+fn two_publishers_bracketed_by_the_other_tree_is_connectivity<B: Backend>() {
+    let mut s = B::new();
     s.add("tree_a", "x", 1.0, [0.0; 3]);
     s.add("tree_b", "x", 2.0, [0.0; 3]);
     s.add("tree_a", "x", 3.0, [0.0; 3]);
-    assert!(lookup_transform(&s, "tree_a", "x", ns(1.5)).is_ok());
-    let (_, class) = err_text(lookup_transform(&s, "tree_a", "x", ns(2.5)));
+    assert!(s.lookup_transform("tree_a", "x", ns(1.5)).is_ok());
+    let (_, class) = err_text(s.lookup_transform("tree_a", "x", ns(2.5)));
     assert_eq!(class, "ConnectivityException");
-    assert!(lookup_transform(&s, "tree_b", "x", ns(2.5)).is_ok());
+    assert!(s.lookup_transform("tree_b", "x", ns(2.5)).is_ok());
 }
 
-#[test]
-fn non_unit_and_rotated_chain_matches_hand_computation() {
-    let mut s = VecStore::default();
+fn non_unit_and_rotated_chain_matches_hand_computation<B: Backend>() {
+    let mut s = B::new();
     let half = std::f64::consts::FRAC_1_SQRT_2;
     // base is at (1,0,0) in odom, rotated 90° about z; laser at (1,0,0) in base.
-    s.insert("odom", "base", S, [1.0, 0.0, 0.0], [0.0, 0.0, half, half])
-        .unwrap();
-    s.insert("base", "laser", S, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0])
-        .unwrap();
-    let t = lookup_transform(&s, "odom", "laser", S).unwrap();
+    s.insert("odom", "base", S, [1.0, 0.0, 0.0], [0.0, 0.0, half, half]);
+    s.insert("base", "laser", S, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]);
+    let t = s.lookup_transform("odom", "laser", S).unwrap();
     approx(t.transform.translation, [1.0, 1.0, 0.0]);
-    let t = lookup_transform(&s, "laser", "odom", S).unwrap();
+    let t = s.lookup_transform("laser", "odom", S).unwrap();
     approx(t.transform.translation, [-1.0, 1.0, 0.0]);
     let q = t.transform.rotation;
     assert!(
@@ -477,20 +449,19 @@ fn non_unit_and_rotated_chain_matches_hand_computation() {
     );
 }
 
-#[test]
-fn slerp_170_to_minus_170_passes_through_180_and_is_canonicalised() {
-    let mut s = VecStore::default();
+fn slerp_170_to_minus_170_passes_through_180_and_is_canonicalised<B: Backend>() {
+    let mut s = B::new();
     let (s85, c85) = (85f64.to_radians().sin(), 85f64.to_radians().cos());
-    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, s85, c85])
-        .unwrap();
-    s.insert("a", "b", 3 * S, [0.0; 3], [0.0, 0.0, -s85, c85])
-        .unwrap();
-    let q = lookup_transform(&s, "a", "b", 2 * S)
+    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, s85, c85]);
+    s.insert("a", "b", 3 * S, [0.0; 3], [0.0, 0.0, -s85, c85]);
+    let q = s
+        .lookup_transform("a", "b", 2 * S)
         .unwrap()
         .transform
         .rotation;
     assert!((q[2] - 1.0).abs() < 1e-12 && q[3].abs() < 1e-12, "{q:?}");
-    let q = lookup_transform(&s, "a", "b", ns(1.5))
+    let q = s
+        .lookup_transform("a", "b", ns(1.5))
         .unwrap()
         .transform
         .rotation;
@@ -502,62 +473,60 @@ fn slerp_170_to_minus_170_passes_through_180_and_is_canonicalised() {
     );
 }
 
-#[test]
-fn loop_is_reported_with_frame_dump() {
-    let mut s = VecStore::default();
-    s.force_link("b", "a", S);
-    s.force_link("a", "b", S);
+fn loop_is_reported_with_frame_dump<B: Backend>() {
+    let mut s = B::new();
+    s.insert("b", "a", S, [0.0; 3], [0.0, 0.0, 0.0, 1.0]);
+    s.insert("a", "b", S, [0.0; 3], [0.0, 0.0, 0.0, 1.0]);
     s.add("root", "c", 1.0, [0.0; 3]);
-    let (text, class) = err_text(lookup_transform(&s, "c", "a", S));
+    let (text, class) = err_text(s.lookup_transform("c", "a", S));
     assert_eq!(class, "LookupException");
     assert_eq!(
         text,
         "The tf tree is invalid because it contains a loop.\nFrame a exists with parent b.\n\
          Frame b exists with parent a.\nFrame c exists with parent root.\n\n"
     );
-    let (text, _) = err_text(lookup_transform(&s, "c", "a", 0));
+    let (text, _) = err_text(s.lookup_transform("c", "a", 0));
     assert!(text.starts_with("The tf tree is invalid because it contains a loop.\n"));
-    let (text, _) = err_text(lookup_transform(&s, "a", "c", S));
+    let (text, _) = err_text(s.lookup_transform("a", "c", S));
     assert!(text.starts_with("The tf tree is invalid because it contains a loop.\n"));
 }
 
-#[test]
-fn ids_lookup_matches_string_lookup() {
-    use tf_shm::store::FrameStore;
-    let s = issue_832_store();
+fn ids_lookup_matches_string_lookup<B: Backend>() {
+    let s = issue_832_store::<B>();
     let map = s.frame_id("map").unwrap().unwrap();
     let base = s.frame_id("base_link").unwrap().unwrap();
-    let by_name = lookup_transform(&s, "map", "base_link", ns(0.95)).unwrap_err();
+    let by_name = s
+        .lookup_transform("map", "base_link", ns(0.95))
+        .unwrap_err();
     assert_eq!(
         lookup_transform_ids(&s, map, base, ns(0.95)).unwrap_err(),
         by_name
     );
-    let by_name = lookup_transform(&s, "map", "base_link", S).unwrap();
+    let by_name = s.lookup_transform("map", "base_link", S).unwrap();
     let (stamp, t) = lookup_transform_ids(&s, map, base, S).unwrap();
     assert_eq!((stamp, t), (by_name.stamp, by_name.transform));
     assert_eq!(
         lookup_transform_ids(&s, base, map, 10 * S).unwrap_err(),
-        lookup_transform(&s, "base_link", "map", 10 * S).unwrap_err()
+        s.lookup_transform("base_link", "map", 10 * S).unwrap_err()
     );
     assert!(lookup_transform_ids(&s, 0, map, S).is_err());
     assert!(lookup_transform_ids(&s, 999, map, S).is_err());
     assert_eq!(lookup_transform_ids(&s, base, base, 0).unwrap().0, ns(9.9));
 }
 
-#[test]
-fn listings() {
-    let mut s = VecStore::default();
-    assert_eq!(all_frames_as_yaml(&s, 0).unwrap(), "[]");
-    assert_eq!(all_frames_as_string(&s).unwrap(), "");
+fn listings<B: Backend>() {
+    let mut s = B::new();
+    assert_eq!(s.all_frames_as_yaml(0).unwrap(), "[]");
+    assert_eq!(s.all_frames_as_string().unwrap(), "");
     s.add("map", "odom", 1.0, [0.0; 3]);
     s.add("map", "odom", 3.0, [0.0; 3]);
     s.add_static("odom", "cam", [0.0; 3]);
     assert_eq!(
-        all_frames_as_string(&s).unwrap(),
+        s.all_frames_as_string().unwrap(),
         "Frame odom exists with parent map.\nFrame cam exists with parent odom.\n"
     );
     assert_eq!(
-        all_frames_as_yaml(&s, ns(3.5)).unwrap(),
+        s.all_frames_as_yaml(ns(3.5)).unwrap(),
         "odom: \n  parent: 'map'\n  broadcaster: 'test'\n  rate: 1.000\n  \
          most_recent_transform: 3.000000\n  oldest_transform: 1.000000\n  \
          transform_delay: 0.500\n  buffer_length: 2.000\n\
@@ -565,21 +534,45 @@ fn listings() {
          most_recent_transform: 0.000000\n  oldest_transform: 0.000000\n  \
          transform_delay: 3.500\n  buffer_length: 0.000\n"
     );
-    assert!(!all_frames_as_yaml(&s, 0)
-        .unwrap()
-        .contains("transform_delay"));
+    assert!(!s.all_frames_as_yaml(0).unwrap().contains("transform_delay"));
     // A cleared frame is listed with NO_PARENT as a string, skipped in YAML.
     s.clear();
     assert_eq!(
-        all_frames_as_string(&s).unwrap(),
+        s.all_frames_as_string().unwrap(),
         "Frame odom exists with parent NO_PARENT.\nFrame cam exists with parent odom.\n"
     );
-    assert!(!all_frames_as_yaml(&s, 0).unwrap().contains("odom: "));
+    assert!(!s.all_frames_as_yaml(0).unwrap().contains("odom: "));
     assert_eq!(
-        get_all_frame_names(&s).unwrap(),
+        s.get_all_frame_names().unwrap(),
         ["odom", "map", "cam"].map(String::from)
     );
-    assert!(frame_exists(&s, "map").unwrap());
-    assert!(!frame_exists(&s, "ghost").unwrap());
-    assert!(frame_exists(&s, "NO_PARENT").unwrap());
+    assert!(s.frame_exists("map").unwrap());
+    assert!(!s.frame_exists("ghost").unwrap());
+    assert!(s.frame_exists("NO_PARENT").unwrap());
+    assert_eq!(s.get_cache_length(), 10 * S);
 }
+
+over_every_store!(
+    issue_832_target_pass_failure_wins_even_above_common_ancestor,
+    single_sample_problem_hidden_by_an_upper_link,
+    unconnected_trees_class_depends_on_source_coverage,
+    time_zero_and_chain_composition,
+    section5_latest_common_time_counts_only_links_below_the_common_ancestor,
+    time_zero_fails_into_the_past_for_a_frame_that_just_started,
+    identity_rules_for_equal_names,
+    section43_argument_texts,
+    empty_cache_after_clear_has_empty_text,
+    section63_can_transform_texts,
+    can_transform_does_not_interpolate_but_checks_coverage,
+    section62_two_time_lookup,
+    two_time_result_is_matrix_canonical,
+    section8_statics_any_time_and_never_limit_time_zero,
+    ros2_kind_switch_drops_history,
+    section9_reparenting_returns_older_sample_unchanged,
+    two_publishers_bracketed_by_the_other_tree_is_connectivity,
+    non_unit_and_rotated_chain_matches_hand_computation,
+    slerp_170_to_minus_170_passes_through_180_and_is_canonicalised,
+    loop_is_reported_with_frame_dump,
+    ids_lookup_matches_string_lookup,
+    listings,
+);

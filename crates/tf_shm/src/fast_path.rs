@@ -1,0 +1,58 @@
+//! Counters of this thread's fast paths that declined: each fast read answers the common case
+//! and hands everything else to a slower read that answers every case, so a fast path that
+//! stopped answering would only show as lost speed. These counters make it visible (tests
+//! assert them; a tool may print them). Counting costs nothing on the fast paths themselves:
+//! only a decline increments.
+
+use std::cell::Cell;
+
+/// How many times each fast path declined on this thread since the last [`reset_declines`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Declines {
+    /// A resolved [`crate::FramePair`] (also the names API's cached pair) whose compiled path
+    /// did not answer, so tf2's walk ran and the path was compiled again.
+    pub compiled_path: u64,
+    /// A compiled link's one-pass bracket read and interpolation (`ring::interpolate_at`, or a
+    /// static slot) that declined, so the link was read again through the general reader.
+    pub fused_link: u64,
+    /// The general reader's bracket search (`ring::read_bracket`) that found no bracket
+    /// (time 0, a newest stamp, outside the history, or a racing writer).
+    pub bracket: u64,
+    /// The newest-sample read (`ring::read_newest`) that declined (an empty ring or a racing
+    /// writer), so the history was read as a snapshot.
+    pub newest: u64,
+    /// A result within rounding of one of the ROS 2 round trip's sign decisions, asked again
+    /// with tf2's slerp on every link.
+    pub sign_decision: u64,
+}
+
+thread_local! {
+    static DECLINES: Cell<Declines> = const { Cell::new(Declines {
+        compiled_path: 0,
+        fused_link: 0,
+        bracket: 0,
+        newest: 0,
+        sign_decision: 0,
+    }) };
+}
+
+/// This thread's decline counts.
+pub fn declines() -> Declines {
+    DECLINES.with(Cell::get)
+}
+
+/// Sets this thread's decline counts to zero.
+pub fn reset_declines() {
+    DECLINES.with(|d| d.set(Declines::default()));
+}
+
+/// Counts one decline (out of line: the fast paths stay as they were).
+#[cold]
+#[inline(never)]
+pub(crate) fn declined(kind: fn(&mut Declines) -> &mut u64) {
+    let _ = DECLINES.try_with(|d| {
+        let mut v = d.get();
+        *kind(&mut v) += 1;
+        d.set(v);
+    });
+}

@@ -1,0 +1,139 @@
+//! tf2's `BufferCore` query set, written once: [`BufferCore`]'s provided methods, over any
+//! [`FrameStore`] (the test store, an [`crate::ArenaView`]) and over a [`crate::Buffer`] (its
+//! current arena). Each method is tf2's (see [`crate::walk`] for what each reproduces, its
+//! errors and texts); the inherent methods of the same names on `ArenaView` and `Buffer` call
+//! these, so code that does not import the trait keeps working.
+
+use crate::error::{ArenaError, TransformError};
+use crate::sample::TransformStamped;
+use crate::store::FrameStore;
+use crate::walk;
+
+/// tf2's `BufferCore` queries. Implement [`BufferCore::with_store`]; every query is provided.
+pub trait BufferCore {
+    /// The frame store the queries read.
+    type Store: FrameStore + ?Sized;
+
+    /// Runs `f` on the store answering now (for a [`crate::Buffer`], its current arena).
+    fn with_store<R>(&self, f: impl FnOnce(&Self::Store) -> R) -> R;
+
+    /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
+    /// latest common time). See [`walk::lookup_transform`].
+    ///
+    /// # Errors
+    /// tf2's exceptions with tf2 Jazzy's texts ([`TransformError`]).
+    fn lookup_transform<'a>(
+        &self,
+        target: &'a str,
+        source: &'a str,
+        time: i64,
+    ) -> Result<TransformStamped<'a>, TransformError> {
+        self.with_store(|s| s.lookup_names(target, source, time))
+    }
+
+    /// tf2's two-time `lookupTransform(target, target_time, source, source_time, fixed)`. See
+    /// [`walk::lookup_transform_full`].
+    ///
+    /// # Errors
+    /// As [`BufferCore::lookup_transform`].
+    fn lookup_transform_full<'a>(
+        &self,
+        target: &'a str,
+        target_time: i64,
+        source: &'a str,
+        source_time: i64,
+        fixed: &str,
+    ) -> Result<TransformStamped<'a>, TransformError> {
+        self.with_store(|s| {
+            walk::lookup_transform_full(s, target, target_time, source, source_time, fixed)
+        })
+    }
+
+    /// tf2's `canTransform(target, source, time)`; the error carries canTransform's text. See
+    /// [`walk::can_transform`].
+    ///
+    /// # Errors
+    /// The error tf2 would report, in the class the lookup would throw.
+    fn can_transform(&self, target: &str, source: &str, time: i64) -> Result<(), TransformError> {
+        self.with_store(|s| walk::can_transform(s, target, source, time))
+    }
+
+    /// tf2's two-time `canTransform`. See [`walk::can_transform_full`].
+    ///
+    /// # Errors
+    /// As [`BufferCore::can_transform`].
+    fn can_transform_full(
+        &self,
+        target: &str,
+        target_time: i64,
+        source: &str,
+        source_time: i64,
+        fixed: &str,
+    ) -> Result<(), TransformError> {
+        self.with_store(|s| {
+            walk::can_transform_full(s, target, target_time, source, source_time, fixed)
+        })
+    }
+
+    /// tf2's `getLatestCommonTime(target, source)`, ns. See [`walk::get_latest_common_time`].
+    ///
+    /// # Errors
+    /// See [`walk::get_latest_common_time`].
+    fn get_latest_common_time(&self, target: &str, source: &str) -> Result<i64, TransformError> {
+        self.with_store(|s| walk::get_latest_common_time(s, target, source))
+    }
+
+    /// tf2's `allFramesAsString()`.
+    ///
+    /// # Errors
+    /// Only an unreadable store.
+    fn all_frames_as_string(&self) -> Result<String, ArenaError> {
+        self.with_store(walk::all_frames_as_string)
+    }
+
+    /// tf2's `allFramesAsYAML(now)`; `now` in ns (0 omits `transform_delay`).
+    ///
+    /// # Errors
+    /// Only an unreadable store.
+    fn all_frames_as_yaml(&self, now: i64) -> Result<String, ArenaError> {
+        self.with_store(|s| walk::all_frames_as_yaml(s, now))
+    }
+
+    /// tf2's `_frameExists(name)` (`"NO_PARENT"` exists, as in tf2).
+    ///
+    /// # Errors
+    /// Only an unreadable store.
+    fn frame_exists(&self, name: &str) -> Result<bool, ArenaError> {
+        self.with_store(|s| walk::frame_exists(s, name))
+    }
+
+    /// tf2's `getAllFrameNames()`: every known frame, in id order.
+    ///
+    /// # Errors
+    /// Only an unreadable store.
+    fn get_all_frame_names(&self) -> Result<Vec<String>, ArenaError> {
+        self.with_store(walk::get_all_frame_names)
+    }
+
+    /// tf2's `_getParent(frame, time)`: `frame`'s parent at `time` ns (0 = newest); `None` for
+    /// unknown frames, frames without cache, or times the cache does not cover.
+    ///
+    /// # Errors
+    /// Only an unreadable store.
+    fn get_parent(&self, frame: &str, time: i64) -> Result<Option<String>, ArenaError> {
+        self.with_store(|s| walk::get_parent(s, frame, time))
+    }
+
+    /// tf2's `getCacheLength()`: how long a dynamic frame's history reaches back, ns.
+    fn get_cache_length(&self) -> i64 {
+        self.with_store(|s| s.cache_time_ns())
+    }
+}
+
+impl<S: FrameStore> BufferCore for S {
+    type Store = S;
+
+    fn with_store<R>(&self, f: impl FnOnce(&S) -> R) -> R {
+        f(self)
+    }
+}

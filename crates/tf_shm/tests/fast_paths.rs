@@ -1,0 +1,165 @@
+//! Every fast path answers where it should: each fast read hands what it declines to a slower
+//! read that answers every case, so a fast path that always declined would keep every answer
+//! right and only lose speed. These tests count declines (`tf_shm::fast_path`) over lookups
+//! each fast path must answer, on an arena no writer touches during the lookups, in-process and
+//! through a read-only mapping, and fail on any decline.
+
+use tf_shm::fast_path::{declines, reset_declines, Declines};
+use tf_shm::validate::TransformInput;
+use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair};
+
+const S: i64 = 1_000_000_000;
+const T0: i64 = 1_000 * S;
+const PERIOD: i64 = S / 100;
+const SAMPLES: i64 = 200;
+
+fn put(w: &mut ArenaWriter, parent: &str, child: &str, k: i64, i: usize, is_static: bool) {
+    let yaw = 0.2 + 0.3 * (0.05 * k as f64 + i as f64).sin();
+    let (s, c) = (yaw / 2.0).sin_cos();
+    w.set_transform(
+        &TransformInput {
+            frame_id: parent,
+            child_frame_id: child,
+            stamp: if is_static { 0 } else { T0 + k * PERIOD },
+            translation: [0.5, 0.1 * i as f64, -0.2],
+            rotation: [0.0, 0.0, s, c],
+        },
+        "test",
+        is_static,
+    )
+    .expect("accepted");
+}
+
+/// `world → map` (dynamic) above `map → c1 → c2 → c3` and `map → b1 → b2` (dynamic), and a
+/// static `c3 → cam`: pairs below, above and across the fork at `map`, whose `world → map` link
+/// lies above the common ancestor.
+fn arenas() -> Vec<(&'static str, ArenaView, ArenaWriter)> {
+    let config = ArenaConfig {
+        max_frames: 32,
+        memory_budget_bytes: 4 << 20,
+        ..ArenaConfig::default()
+    };
+    let (w1, v1) = Arena::in_memory(&config).unwrap();
+    let shared = Arena::create_shared(&config, "tf_shm_fast_paths").unwrap();
+    let v2 = Arena::attach(shared.reader_fd().unwrap()).unwrap();
+    let (_file, w2, _) = shared.into_parts();
+    let mut out = vec![("in-process", v1, w1), ("read-only mapping", v2, w2)];
+    for (_, _, w) in &mut out {
+        for k in 0..SAMPLES {
+            put(w, "world", "map", k, 0, false);
+            for (i, (p, c)) in [
+                ("map", "c1"),
+                ("c1", "c2"),
+                ("c2", "c3"),
+                ("map", "b1"),
+                ("b1", "b2"),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                put(w, p, c, k, i + 1, false);
+            }
+        }
+        put(w, "c3", "cam", 0, 9, true);
+    }
+    out
+}
+
+const PAIRS: [(&str, &str); 6] = [
+    ("map", "c3"),
+    ("c3", "map"),
+    ("b2", "c3"),
+    ("cam", "b1"),
+    ("world", "cam"),
+    ("c1", "c2"),
+];
+
+/// Off-grid times strictly inside every history.
+fn inside(n: usize) -> impl Iterator<Item = i64> {
+    (0..n as i64).map(move |k| T0 + PERIOD + 3_333_333 + k * (PERIOD * (SAMPLES - 3)) / n as i64)
+}
+
+/// Runs `f` (after one untimed call that resolves and compiles) and returns its declines.
+fn counted(mut f: impl FnMut()) -> Declines {
+    f();
+    reset_declines();
+    f();
+    declines()
+}
+
+#[test]
+fn compiled_paths_and_fused_link_reads_answer_inside_the_history() {
+    for (what, view, _w) in arenas() {
+        for (t, s) in PAIRS {
+            let mut pair = FramePair::new(t, s);
+            let d = counted(|| {
+                for time in inside(64) {
+                    view.lookup_pair(&mut pair, time).unwrap();
+                    view.lookup_transform(t, s, time).unwrap();
+                }
+            });
+            assert_eq!(d, Declines::default(), "{what}: {t} <- {s}");
+        }
+    }
+}
+
+#[test]
+fn compiled_paths_and_newest_reads_answer_time_zero_and_newest_stamps() {
+    let newest = T0 + (SAMPLES - 1) * PERIOD;
+    for (what, view, _w) in arenas() {
+        for (t, s) in PAIRS {
+            let mut pair = FramePair::new(t, s);
+            let d = counted(|| {
+                for time in [0, newest] {
+                    view.lookup_pair(&mut pair, time).unwrap();
+                    view.lookup_transform(t, s, time).unwrap();
+                }
+            });
+            // At the newest stamp the fused bracket read declines by design (no bracket):
+            // the general reader answers it with the newest-sample read.
+            assert_eq!(
+                Declines { fused_link: 0, ..d },
+                Declines::default(),
+                "{what}: {t} <- {s}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bracket_reads_answer_the_walk_and_links_above_a_fork() {
+    for (what, view, _w) in arenas() {
+        // Across the fork at `map`, the compiled path reads `world → map` (above the common
+        // ancestor) through the general reader's bracket search.
+        let mut pair = FramePair::new("b2", "c3");
+        let d = counted(|| {
+            for time in inside(64) {
+                view.lookup_pair(&mut pair, time).unwrap();
+            }
+        });
+        assert_eq!(d, Declines::default(), "{what}: fork");
+        // tf2's walk itself reads every link through the same reader.
+        let d = counted(|| {
+            for time in inside(64) {
+                for (t, s) in PAIRS {
+                    tf_shm::walk::lookup_transform(&view, t, s, time).unwrap();
+                    view.can_transform(t, s, time).unwrap();
+                }
+            }
+        });
+        assert_eq!(d, Declines::default(), "{what}: walk");
+    }
+}
+
+#[test]
+fn the_counters_count() {
+    // A lookup that extrapolates must leave the compiled path and be counted.
+    let (_, view, _w) = arenas().swap_remove(0);
+    let mut pair = FramePair::new("map", "c3");
+    view.lookup_pair(&mut pair, T0 + PERIOD + 1).unwrap();
+    reset_declines();
+    assert!(view.lookup_pair(&mut pair, T0 + SAMPLES * PERIOD).is_err());
+    assert_eq!(declines().compiled_path, 1);
+    reset_declines();
+    assert_eq!(declines(), Declines::default());
+}
