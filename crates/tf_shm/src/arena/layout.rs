@@ -15,7 +15,7 @@ use crate::sync::{AtomicI64, AtomicU32, AtomicU64};
 /// `b"TFSHMAR1"` read as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TFSHMAR1");
 /// Bumped whenever a record's meaning changes without its geometry changing.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes reserved for the header (the struct is smaller; the rest is zero).
 pub const HEADER_SIZE: usize = 4096;
 /// Alignment of every region and ring.
@@ -70,6 +70,14 @@ pub struct Header {
     pub last_write_unix_ns: AtomicI64,
     /// Number of `clear()` calls (time jumps).
     pub clears_total: AtomicU64,
+    /// Messages the bridge received from ROS but could not hand to the writer (its intake
+    /// queue was full), since creation. Counted by the bridge; a message holds any number of
+    /// transforms.
+    pub messages_lost: AtomicU64,
+    /// Wall-clock time the writer declared the arena ready (caught up after its start: what a
+    /// consumer of an earlier arena waits for before it swaps), ns since the Unix epoch;
+    /// 0 while not ready.
+    pub ready_unix_ns: AtomicI64,
 }
 
 /// A frame could not be created: the frame table is full.
@@ -203,7 +211,9 @@ mod asserts {
     const _: () = assert!(offset_of!(Header, refusals) == 192);
     const _: () = assert!(offset_of!(Header, status) == 256);
     const _: () = assert!(offset_of!(Header, clears_total) == 272);
-    const _: () = assert!(size_of::<Header>() == 280);
+    const _: () = assert!(offset_of!(Header, messages_lost) == 280);
+    const _: () = assert!(offset_of!(Header, ready_unix_ns) == 288);
+    const _: () = assert!(size_of::<Header>() == 296);
 
     const _: () = assert!(size_of::<Slot>() == 80);
     const _: () = assert!(offset_of!(Slot, stamp) == 8);
@@ -227,7 +237,7 @@ pub fn layout_hash() -> u64 {
     #[cfg(not(loom))]
     {
         use std::mem::{offset_of, size_of};
-        let geometry: [u64; 12] = [
+        let geometry: [u64; 14] = [
             size_of::<Header>() as u64,
             HEADER_SIZE as u64,
             size_of::<FrameRecord>() as u64,
@@ -240,6 +250,8 @@ pub fn layout_hash() -> u64 {
             REFUSAL_COUNTERS as u64,
             ALIGN as u64,
             MAX_NAME_LEN as u64,
+            offset_of!(Header, messages_lost) as u64,
+            offset_of!(Header, ready_unix_ns) as u64,
         ];
         geometry.iter().fold(0xcbf2_9ce4_8422_2325, |h, &v| {
             v.to_le_bytes()

@@ -25,7 +25,9 @@ use super::EventHook;
 use crate::arena::layout::{layout_hash, FORMAT_VERSION};
 use crate::arena::ArenaIdentity;
 
-/// Handshaking connections beyond which new ones are closed at once (bounds fds and work).
+/// Handshaking connections kept at most (bounds fds and work): a new connection past this
+/// closes the oldest pending one (answered `Busy`), so idle or slow handshakes cannot lock
+/// new joiners out — a joiner sends its hello right after connecting and is served at once.
 const MAX_PENDING: usize = 64;
 
 /// What the server hands out.
@@ -64,6 +66,8 @@ pub struct ServerStats {
     pub closed_early: u64,
     /// Attached peers that hung up.
     pub detached: u64,
+    /// Pending handshakes closed to make room for newer connections.
+    pub evicted: u64,
 }
 
 #[derive(Default)]
@@ -77,6 +81,7 @@ struct Counters {
     timed_out: AtomicU64,
     closed_early: AtomicU64,
     detached: AtomicU64,
+    evicted: AtomicU64,
 }
 
 fn bump(c: &AtomicU64) {
@@ -140,6 +145,7 @@ impl Server {
             timed_out: l(&c.timed_out),
             closed_early: l(&c.closed_early),
             detached: l(&c.detached),
+            evicted: l(&c.evicted),
         }
     }
 
@@ -284,8 +290,7 @@ impl State {
                 .filter(|c| matches!(c.phase, Phase::Hello { .. }))
                 .count();
             if pending >= MAX_PENDING {
-                self.event(|| "too many handshakes in progress; dropped a new connection".into());
-                continue;
+                self.evict_oldest_pending();
             }
             let cred = match rustix::net::sockopt::socket_peercred(&fd) {
                 Ok(c) => c,
@@ -310,13 +315,44 @@ impl State {
                     )
                 });
             }
-            self.clients.push(Client {
+            let mut client = Client {
                 fd,
                 pid,
                 refused,
                 phase: Phase::Hello {
                     deadline: Instant::now() + self.cfg.handshake_timeout,
                 },
+            };
+            // A joiner's hello is usually queued already: answer it now, before more
+            // connections (a flood) can push it out.
+            if self.serve(&mut client) {
+                self.clients.push(client);
+            }
+        }
+    }
+
+    /// Closes the pending handshake that has waited longest, answering `Busy`.
+    fn evict_oldest_pending(&mut self) {
+        let oldest = self
+            .clients
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| match c.phase {
+                Phase::Hello { deadline } => Some((deadline, i)),
+                Phase::Attached { .. } => None,
+            })
+            .min()
+            .map(|(_, i)| i);
+        if let Some(i) = oldest {
+            let c = self.clients.swap_remove(i);
+            bump(&self.counters.evicted);
+            let _ = self.send(&c.fd, Status::Busy, NO_SLOT);
+            self.event(|| {
+                format!(
+                    "{MAX_PENDING} handshakes in progress; closed the oldest (peer pid {}) to \
+                     serve a new connection",
+                    c.pid
+                )
             });
         }
     }
