@@ -2,7 +2,11 @@
 //! probes the mapping. Commands and replies are single lines on stdin/stdout; stdin's EOF
 //! (the test process died or is done) ends every mode that waits.
 //!
-//! Usage: `tf_shm_test_peer <owner VALUE | consumer | hold | write-probe | join | raw-hello> <runtime dir>`
+//! Usage: `tf_shm_test_peer <owner VALUE | owner-deferred VALUE | consumer | hold | write-probe |
+//! join | raw-hello> <runtime dir>`
+//!
+//! `owner-deferred` creates its arena not ready and empty; on "write" it stores map→base with
+//! x = VALUE, on "ready" it declares the arena ready (each answered "DONE").
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -44,7 +48,8 @@ fn main() {
     let (cmd, dir) = (args[1].as_str(), args[args.len() - 1].clone());
     let open = Open::new().runtime_dir(&dir).participant_name(cmd);
     match cmd {
-        "owner" => {
+        "owner" | "owner-deferred" => {
+            let deferred = cmd == "owner-deferred";
             let value: f64 = args[2].parse().expect("value");
             let config = ArenaConfig {
                 memory_budget_bytes: 4 << 20,
@@ -55,6 +60,7 @@ fn main() {
                 .mode(Mode::ReadWrite)
                 .create(config)
                 .require_create(true)
+                .defer_ready(deferred)
                 .open_owner()
             {
                 Ok(o) => o,
@@ -72,6 +78,23 @@ fn main() {
                 translation: [value, 0.0, 0.0],
                 rotation: [0.0, 0.0, 0.0, 1.0],
             };
+            if deferred {
+                say(&format!("READY {} {serving_at}", std::process::id()));
+                wait_for_eof(|l| {
+                    match l {
+                        "write" => {
+                            owner
+                                .writer()
+                                .set_transform(&input, "peer", true)
+                                .expect("write");
+                        }
+                        "ready" => owner.writer().declare_ready(),
+                        other => panic!("unknown owner command {other}"),
+                    }
+                    say(&format!("DONE {}", mono_ns()));
+                });
+                return;
+            }
             owner
                 .writer()
                 .set_transform(&input, "peer", true)
