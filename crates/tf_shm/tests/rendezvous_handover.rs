@@ -1,5 +1,5 @@
 //! A consumer whose owner died keeps answering from the old arena until the new owner's arena
-//! is ready (declared by its writer and holding the old arena's frames), bounded in time; and
+//! holds the old arena's frames, or is declared ready by its writer, bounded in time; and
 //! idle handshakes cannot lock a joiner out of the owner. Real processes, real SIGKILL.
 
 mod rendezvous_support;
@@ -26,7 +26,7 @@ fn ask(c: &mut Peer) -> (String, String) {
 }
 
 #[test]
-fn the_old_arena_answers_until_the_new_one_is_ready_and_holds_its_frames() {
+fn the_old_arena_answers_until_the_new_one_holds_its_frames() {
     let dir = TestDir::new("handover");
     let (mut first, _) = owner_child(&dir, 1.0);
     let mut consumer = Peer::spawn(&["consumer"], &dir);
@@ -37,19 +37,15 @@ fn the_old_arena_answers_until_the_new_one_is_ready_and_holds_its_frames() {
     // Joined but empty and not ready: the old answer stays.
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(ask(&mut consumer), ("1".into(), "0".into()));
-    // Holds the frame but is not declared ready: still the old arena.
+    // Holds every frame the old one held (not declared ready yet): swapped within the polling
+    // period.
     second.send("write");
-    second.expect("DONE", T);
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(ask(&mut consumer), ("1".into(), "0".into()));
-    // Declared ready and holds every old frame: swapped within the polling period.
-    second.send("ready");
-    let ready_at: i64 = second.expect("DONE", T)[0].parse().unwrap();
+    let written_at: i64 = second.expect("DONE", T)[0].parse().unwrap();
     let w = consumer.expect("GEN", T);
     assert_eq!((w[0].as_str(), w[1].as_str()), ("1", "2"));
-    let dt = w[2].parse::<i64>().unwrap() - ready_at;
-    assert!(dt < 200_000_000, "swap {dt} ns after ready");
-    println!("swap after ready: {:.1} ms", dt as f64 / 1e6);
+    let dt = w[2].parse::<i64>().unwrap() - written_at;
+    assert!(dt < 200_000_000, "swap {dt} ns after the frames were back");
+    println!("swap after the frames were back: {:.1} ms", dt as f64 / 1e6);
 }
 
 #[test]
@@ -74,23 +70,20 @@ fn a_ready_arena_missing_old_frames_is_followed_after_a_bounded_wait() {
 }
 
 #[test]
-fn an_owner_that_never_declares_ready_is_followed_within_the_hold_bound() {
+fn an_owner_that_never_declares_ready_nor_writes_is_followed_within_the_hold_bound() {
     let dir = TestDir::new("handover-never");
     let (mut first, _) = owner_child(&dir, 1.0);
     let mut consumer = Peer::spawn(&["consumer"], &dir);
     consumer.expect("JOINED", T);
     first.kill();
     let start = Instant::now();
-    let (mut second, _) = deferred_owner(&dir, 2.0);
-    second.send("write");
-    second.expect("DONE", T);
-    let w = consumer.expect("GEN", T);
-    assert_eq!(w[1], "2");
-    let waited = start.elapsed();
-    assert!(
-        waited >= Duration::from_secs(4) && waited < Duration::from_secs(7),
-        "followed after {waited:?}"
-    );
+    let (_second, _) = deferred_owner(&dir, 2.0);
+    std::thread::sleep(Duration::from_secs(7));
+    assert_eq!(ask(&mut consumer), ("1".into(), "0".into()));
+    std::thread::sleep(Duration::from_secs(10).saturating_sub(start.elapsed()));
+    let (x, generation) = ask(&mut consumer);
+    assert_eq!(generation, "1", "followed within 10 s");
+    assert!(x.starts_with("ERR"), "the new arena is empty: {x}");
 }
 
 #[test]
