@@ -37,5 +37,5 @@ step "loom model of the ring protocol (preemption bound 2; crates/tf_shm/src/rin
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test -p tf_shm --release --lib ring::loom_model
 
-step "ROS tests (tf2_msgs type hash, PR2 end to end through DDS) in a loopback-only netns"
+step "ROS tests (tf2_msgs type hash, bridge faults: bursts, restarts, floods; PR2 end to end) in a loopback-only netns"
 unshare -n bash -c 'ip link set lo up && exec python3 -m pytest -q tests/ros tests/e2e'

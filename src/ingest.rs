@@ -88,7 +88,10 @@ impl Ingest {
     /// Logs (frame, reason) unless the rate limiter holds it back; a line after held-back
     /// repeats says how many.
     fn report(&mut self, frame: &str, reason: &'static str, text: impl FnOnce() -> String) {
-        match self.limiter.check((frame.to_string(), reason), Instant::now()) {
+        match self
+            .limiter
+            .check((frame.to_string(), reason), Instant::now())
+        {
             Some(0) => tracing::warn!(code = reason, "{}", text()),
             Some(n) => tracing::warn!(code = reason, "{} ({n} more since last report)", text()),
             None => {}

@@ -41,6 +41,9 @@ pub struct IntakeShared {
     queued: AtomicUsize,
     /// Publishers of the static topic seen in the ROS graph (usize::MAX: not known yet).
     pub static_publishers: AtomicUsize,
+    /// Whether `static_publishers` is still wanted (only until the arena is ready: a graph
+    /// query costs more than taking a message).
+    pub graph_wanted: AtomicBool,
     stop: AtomicBool,
 }
 
@@ -66,6 +69,7 @@ impl Intake {
         let (tx, rx) = mpsc::unbounded();
         let shared = Arc::new(IntakeShared {
             static_publishers: AtomicUsize::new(usize::MAX),
+            graph_wanted: AtomicBool::new(true),
             ..IntakeShared::default()
         });
         let s = shared.clone();
@@ -77,7 +81,8 @@ impl Intake {
                     node.spin_once(SPIN_TIMEOUT);
                     drain(&mut tf, false, &tx, &s);
                     drain(&mut tf_static, true, &tx, &s);
-                    if graph_at.elapsed() >= GRAPH_PERIOD {
+                    if s.graph_wanted.load(Ordering::Relaxed) && graph_at.elapsed() >= GRAPH_PERIOD
+                    {
                         graph_at = std::time::Instant::now();
                         if let Ok(p) = node.get_publishers_info_by_topic(&static_topic, false) {
                             s.static_publishers.store(p.len(), Ordering::Relaxed);

@@ -257,8 +257,12 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         if !ready {
             let publishers = intake.shared.static_publishers.load(Ordering::Relaxed);
-            ready = readiness.check(Instant::now(), (publishers != usize::MAX).then_some(publishers));
+            ready = readiness.check(
+                Instant::now(),
+                (publishers != usize::MAX).then_some(publishers),
+            );
             if ready {
+                intake.shared.graph_wanted.store(false, Ordering::Relaxed);
                 owner.writer().declare_ready();
                 tracing::info!("arena ready: consumers of an earlier arena switch to it now");
             }

@@ -49,7 +49,10 @@ impl<K: Hash + Eq> RateLimiter<K> {
             self.window_lines = 0;
         }
         let period = self.period;
-        let recent = |s: &Seen| s.last_logged.is_some_and(|t| now.duration_since(t) < period);
+        let recent = |s: &Seen| {
+            s.last_logged
+                .is_some_and(|t| now.duration_since(t) < period)
+        };
         if let Some(s) = self.seen.get_mut(&key) {
             if recent(s) {
                 s.suppressed += 1;

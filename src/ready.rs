@@ -87,8 +87,14 @@ mod tests {
         for i in 0..3 {
             r.received(true, t0 + ms(20 + i));
         }
-        assert!(!r.check(t0 + ms(100), Some(3)), "static burst not quiet yet");
-        assert!(!r.check(t0 + ms(300), Some(4)), "one static publisher not heard");
+        assert!(
+            !r.check(t0 + ms(100), Some(3)),
+            "static burst not quiet yet"
+        );
+        assert!(
+            !r.check(t0 + ms(300), Some(4)),
+            "one static publisher not heard"
+        );
         r.received(true, t0 + ms(300));
         assert!(!r.check(t0 + ms(400), Some(4)));
         assert!(r.check(t0 + ms(550), Some(4)));

@@ -39,8 +39,8 @@
 //! ```
 
 pub mod discovery;
-pub mod lockfile;
 pub(crate) mod handover;
+pub mod lockfile;
 pub(crate) mod open;
 pub(crate) mod server;
 pub mod wire;
