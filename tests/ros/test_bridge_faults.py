@@ -72,6 +72,14 @@ def frames_named(run, prefix):
     return {n for n in t if n.startswith(prefix)} if t else set()
 
 
+def stored(run, prefix, want, timeout):
+    """Polls the tree until the frames named `prefix`* are `want` or `timeout` s pass; returns them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and frames_named(run, prefix) != want:
+        time.sleep(0.2)
+    return frames_named(run, prefix)
+
+
 def doctor(run):
     r = run.cli("--json", "doctor")
     return {c["code"]: c for c in json.loads(r.stdout)["checks"]}
@@ -82,11 +90,8 @@ def test_forty_latched_static_publishers_before_the_bridge_all_stored(run, busy_
     expect_line(run, pub, "up", 60)
     bridge = run.bridge()
     want = {f"static_{i}" for i in range(40)}
-    got = wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and frames_named(run, "static_") != want:
-        time.sleep(0.2)
-    got = frames_named(run, "static_")
+    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    got = stored(run, "static_", want, 20)
     assert got == want, f"{len(got)} of 40 static frames stored; missing {sorted(want - got)[:8]}\n{run.logs()}"
     assert doctor(run)["INTAKE"]["status"] == "ok"
 
@@ -97,10 +102,7 @@ def test_a_hundred_tf_messages_back_to_back_all_stored(run, busy_cores):
     pub = publisher(run, "burst", 100)
     expect_line(run, pub, "sent 100", 60)
     want = {f"burst_{i}" for i in range(100)}
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and frames_named(run, "burst_") != want:
-        time.sleep(0.2)
-    got = frames_named(run, "burst_")
+    got = stored(run, "burst_", want, 15)
     assert got == want, f"{len(got)} of 100 burst messages stored\n{run.logs()}"
     assert doctor(run)["INTAKE"]["status"] == "ok"
 
