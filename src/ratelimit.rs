@@ -20,10 +20,13 @@ pub struct RateLimiter<K> {
     budget: u32,
     max_tracked: usize,
     seen: HashMap<K, Seen>,
-    window_start: Instant,
+    /// Start of the budget's current window (`None` before the first occurrence).
+    window_start: Option<Instant>,
     window_lines: u32,
     /// Held back by the budget (not by a key's own period) since the last summary.
     over_budget: u64,
+    /// When the first of `over_budget` was held back.
+    over_budget_since: Option<Instant>,
 }
 
 impl<K: Hash + Eq> RateLimiter<K> {
@@ -35,17 +38,21 @@ impl<K: Hash + Eq> RateLimiter<K> {
             budget,
             max_tracked,
             seen: HashMap::new(),
-            window_start: Instant::now(),
+            window_start: None,
             window_lines: 0,
             over_budget: 0,
+            over_budget_since: None,
         }
     }
 
     /// One occurrence of `key` at `now`: `Some(n)` to log it now, `n` being how many of this
     /// key were held back since its last line; `None` to hold it back (counted).
     pub fn check(&mut self, key: K, now: Instant) -> Option<u64> {
-        if now.duration_since(self.window_start) >= self.period {
-            self.window_start = now;
+        if self
+            .window_start
+            .is_none_or(|w| now.duration_since(w) >= self.period)
+        {
+            self.window_start = Some(now);
             self.window_lines = 0;
         }
         let period = self.period;
@@ -62,6 +69,7 @@ impl<K: Hash + Eq> RateLimiter<K> {
         let over = self.window_lines >= self.budget;
         if over {
             self.over_budget += 1;
+            self.over_budget_since.get_or_insert(now);
         } else {
             self.window_lines += 1;
         }
@@ -82,12 +90,15 @@ impl<K: Hash + Eq> RateLimiter<K> {
         Some(std::mem::take(&mut s.suppressed))
     }
 
-    /// How many occurrences the overall budget held back since the last call, once a period
-    /// has passed since the budget's window opened (`None`: nothing to report yet).
+    /// How many occurrences the overall budget held back since the last summary, once a
+    /// period has passed since the first of them (`None`: nothing to report yet). Call it
+    /// periodically: it reports during a flood too, once per period.
     pub fn take_summary(&mut self, now: Instant) -> Option<u64> {
-        if self.over_budget == 0 || now.duration_since(self.window_start) < self.period {
+        let since = self.over_budget_since?;
+        if now.duration_since(since) < self.period {
             return None;
         }
+        self.over_budget_since = None;
         Some(std::mem::take(&mut self.over_budget))
     }
 }

@@ -159,10 +159,13 @@ def test_a_flood_of_frame_names_is_bounded_in_the_log(run):
     expect_line(run, flood, "flooded", 120)
     time.sleep(1.0)
     run.check_alive(bridge, pub)
+    # The held-back lines are summarised once the 10 s period since the first of them is over.
+    summary = re.compile(r"\d+ more refused or capacity-limited transforms")
+    wait_for("the summary of held-back refusal lines",
+             lambda: any(summary.search(line) for line in bridge.log.read_text().splitlines()), 20, run, 0.5)
     lines = bridge.log.read_text().splitlines()
-    warns = [l for l in lines if " WARN " in l or "WARN" in l.split(":")[0]]
+    print(f"100 000-name flood: {len(lines)} bridge log lines")
     assert len(lines) < 200, f"{len(lines)} log lines for a 100 000-name flood:\n" + "\n".join(lines[-20:])
-    assert any(re.search(r"\d+ more refused", l) for l in lines) or len(warns) <= 40, "\n".join(lines[-20:])
     checks = doctor(run)
     assert checks["CAPACITY"]["status"] == "fail", checks["CAPACITY"]
     assert "frame table is full" in checks["CAPACITY"]["verdict"]
