@@ -457,13 +457,16 @@ impl State {
         if let Err(e) = self.lock.write_slot(slot, &record) {
             self.event(|| format!("cannot write the record of slot {slot}: {e}"));
         }
+        // Counted before the answer leaves: a joiner that has its answer sees it counted.
+        bump(&self.counters.granted);
+        bump(&self.counters.attached);
         if self.send(&c.fd, Status::Ok, slot).is_err() {
+            self.counters.granted.fetch_sub(1, Ordering::Relaxed);
+            self.counters.attached.fetch_sub(1, Ordering::Relaxed);
             return false;
         }
         self.in_use[slot as usize] = true;
         c.phase = Phase::Attached { slot };
-        bump(&self.counters.granted);
-        bump(&self.counters.attached);
         true
     }
 
