@@ -64,5 +64,5 @@ py_lint=(crates/tf_shm_py examples/python tests/e2e/test_python.py tests/e2e/pyt
   "$PYB/bin/python" -m pytest -q tests)
 export PYTHONPATH="$PWD/target/py-site${PYTHONPATH:+:$PYTHONPATH}"
 
-step "ROS tests (tf2_msgs type hash, the node's logging and package, PR2 end to end through DDS, Python consumers, demo.sh, --help of every binary) in a loopback-only netns"
+step "ROS tests (tf2_msgs type hash, the node's logging and package, bridge faults: bursts, restarts, floods; PR2 end to end through DDS, Python consumers, demo.sh, --help of every binary) in a loopback-only netns"
 unshare -n bash -c 'ip link set lo up && exec python3 -m pytest -q tests/ros tests/e2e'

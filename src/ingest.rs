@@ -1,25 +1,23 @@
 //! From received transforms to the arena: tf2's `setTransform` through the writer, with
 //! refusals logged once per frame and reason and then rate-limited, as tf2 logs them.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use tf_shm::validate::TransformInput;
 use tf_shm::{ArenaWriter, SetTransformError, WriteStatus};
 
+use crate::ratelimit::RateLimiter;
+
 /// The authority tf2_ros's C++ `TransformListener` passes for every sample (docs/tf2-semantics.md §7).
 pub const AUTHORITY: &str = "Authority undetectable";
 
-/// Repeats of one (frame, reason) are summarised at most this often.
+/// Repeats of one (frame, reason) are logged at most this often, and all of them together at
+/// most `LOG_BUDGET` lines per period.
 const REPEAT_LOG_PERIOD: Duration = Duration::from_secs(10);
-/// Distinct (frame, reason) pairs remembered; past this, repeats are logged every time the
-/// period allows, whatever the pair (keeps a flood of random names from growing memory).
+/// Refusal lines per period in all (a flood of random names gets this many, then a summary).
+const LOG_BUDGET: u32 = 20;
+/// Distinct (frame, reason) pairs remembered (bounds memory under a flood of random names).
 const MAX_TRACKED: usize = 10_000;
-
-struct Seen {
-    last_logged: Instant,
-    suppressed: u64,
-}
 
 /// Counts of what happened to samples, for the periodic summary.
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +29,18 @@ pub struct Counts {
 }
 
 /// Applies samples to the writer and logs what tf2 would log.
-#[derive(Default)]
 pub struct Ingest {
-    seen: HashMap<(String, &'static str), Seen>,
+    limiter: RateLimiter<(String, &'static str)>,
     pub counts: Counts,
+}
+
+impl Default for Ingest {
+    fn default() -> Self {
+        Ingest {
+            limiter: RateLimiter::new(REPEAT_LOG_PERIOD, LOG_BUDGET, MAX_TRACKED),
+            counts: Counts::default(),
+        }
+    }
 }
 
 impl Ingest {
@@ -79,37 +85,27 @@ impl Ingest {
         }
     }
 
-    /// Logs the first occurrence of (frame, reason) at once, repeats at most every
-    /// `REPEAT_LOG_PERIOD` with how many were suppressed.
+    /// Logs (frame, reason) unless the rate limiter holds it back; a line after held-back
+    /// repeats says how many.
     fn report(&mut self, frame: &str, reason: &'static str, text: impl FnOnce() -> String) {
-        let now = Instant::now();
-        let key = (frame.to_string(), reason);
-        match self.seen.get_mut(&key) {
-            Some(seen) if now.duration_since(seen.last_logged) < REPEAT_LOG_PERIOD => {
-                seen.suppressed += 1;
-            }
-            Some(seen) => {
-                tracing::warn!(
-                    code = reason,
-                    "{} ({} more since last report)",
-                    text(),
-                    seen.suppressed
-                );
-                seen.last_logged = now;
-                seen.suppressed = 0;
-            }
-            None => {
-                tracing::warn!(code = reason, "{}", text());
-                if self.seen.len() < MAX_TRACKED {
-                    self.seen.insert(
-                        key,
-                        Seen {
-                            last_logged: now,
-                            suppressed: 0,
-                        },
-                    );
-                }
-            }
+        match self
+            .limiter
+            .check((frame.to_string(), reason), Instant::now())
+        {
+            Some(0) => tracing::warn!(code = reason, "{}", text()),
+            Some(n) => tracing::warn!(code = reason, "{} ({n} more since last report)", text()),
+            None => {}
+        }
+    }
+
+    /// Logs how many refusal lines the overall budget held back, once per period.
+    pub fn report_held_back(&mut self) {
+        if let Some(n) = self.limiter.take_summary(Instant::now()) {
+            tracing::warn!(
+                "{n} more refused or capacity-limited transforms in the last {} s were not \
+                 logged one by one; `tf_shm doctor` shows the counts per reason",
+                REPEAT_LOG_PERIOD.as_secs()
+            );
         }
     }
 }

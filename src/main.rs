@@ -4,14 +4,17 @@
 
 mod clock;
 mod ingest;
+mod intake;
 mod logging;
 mod params;
+mod ratelimit;
+mod ready;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use futures::StreamExt;
@@ -23,7 +26,14 @@ use tf_shm::{Mode, Open, Owner};
 
 use clock::{Jump, JumpDetector};
 use ingest::Ingest;
+use intake::Intake;
 use params::{Cli, Param, Settings};
+use ratelimit::RateLimiter;
+use ready::Readiness;
+
+/// Owner-server events (refusals, drops, handshake abuse) logged per period, in all.
+const RENDEZVOUS_LOG_PERIOD: Duration = Duration::from_secs(10);
+const RENDEZVOUS_LOG_BUDGET: u32 = 20;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
@@ -80,13 +90,39 @@ fn ros_params(node: &r2r::Node) -> HashMap<String, Param> {
         .collect()
 }
 
+/// Logs owner-server events through a rate limiter: a peer that floods the socket gets a
+/// bounded number of lines, and the next line says how many were held back.
+fn rendezvous_logger() -> impl Fn(&str) + Send + Sync + 'static {
+    let limiter = Mutex::new(RateLimiter::<String>::new(
+        RENDEZVOUS_LOG_PERIOD,
+        RENDEZVOUS_LOG_BUDGET,
+        64,
+    ));
+    move |e: &str| {
+        let mut l = limiter.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        let held = l.take_summary(now);
+        if let Some(n) = held {
+            tracing::warn!("rendezvous: {n} more events in the last 10 s were not logged");
+        }
+        // Events of one kind differ only in pids, slots and counts: one key per kind.
+        let kind: String = e.chars().filter(|c| !c.is_ascii_digit()).collect();
+        match l.check(kind, now) {
+            Some(0) => tracing::warn!("rendezvous: {e}"),
+            Some(n) => tracing::warn!("rendezvous: {e} ({n} more like it since the last report)"),
+            None => {}
+        }
+    }
+}
+
 fn open_arena(s: &Settings) -> Result<Owner, String> {
     let mut open = Open::new()
         .mode(Mode::ReadWrite)
         .create(s.arena.clone())
         .require_create(true)
         .participant_name("tf_shm_bridge")
-        .on_event(|e| tracing::warn!("rendezvous: {e}"));
+        .defer_ready(true)
+        .on_event(rendezvous_logger());
     if let Some(name) = &s.arena_name {
         open = open.name(name);
     }
@@ -177,41 +213,68 @@ async fn run(cli: Cli) -> Result<(), String> {
         .keep_last(settings.tf_static_depth as usize)
         .reliable()
         .transient_local();
-    let mut tf = node
+    let tf = node
         .subscribe::<TFMessage>(&settings.tf_topic, tf_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_topic))?;
-    let mut tf_static = node
+    let tf_static = node
         .subscribe::<TFMessage>(&settings.tf_static_topic, static_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_static_topic))?;
     let clock = node.get_ros_clock();
-
-    let spinning = Arc::new(AtomicBool::new(true));
-    let spin = {
-        let spinning = spinning.clone();
-        std::thread::spawn(move || {
-            while spinning.load(Ordering::Relaxed) {
-                node.spin_once(Duration::from_millis(50));
-            }
-        })
-    };
+    let mut intake = Intake::spawn(node, tf, tf_static, settings.tf_static_topic.clone())
+        .map_err(|e| format!("cannot start the spin thread: {e}"))?;
+    let mut readiness = Readiness::new(Instant::now());
+    let mut ready = false;
 
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     let mut jumps = JumpDetector::default();
     let mut ingest = Ingest::default();
-    let mut summary_at = std::time::Instant::now();
+    let mut lost_reported = 0u64;
+    let mut lost_log = RateLimiter::<()>::new(Duration::from_secs(10), 1, 1);
+    let mut summary_at = Instant::now();
     loop {
-        let mut check_clock = false;
+        let check_clock;
         tokio::select! {
-            Some(msg) = tf.next() => {
-                ingest_message(&mut owner, &mut ingest, &msg, false);
-                check_clock = true;
+            Some(r) = intake.rx.next() => {
+                ingest_message(&mut owner, &mut ingest, &r.msg, r.is_static);
+                intake.done();
+                readiness.received(r.is_static, Instant::now());
+                check_clock = !r.is_static;
             }
-            Some(msg) = tf_static.next() => ingest_message(&mut owner, &mut ingest, &msg, true),
-            _ = tick.tick() => check_clock = true,
+            _ = tick.tick() => {
+                check_clock = true;
+                ingest.report_held_back();
+                let lost = intake.shared.lost.load(Ordering::Relaxed);
+                if lost > lost_reported {
+                    owner.writer().set_messages_lost(lost);
+                    // Once per period at most; the next line carries the running total.
+                    if lost_log.check((), Instant::now()).is_some() {
+                        tracing::warn!(
+                            "{} messages lost so far ({} since the last report): the writer \
+                             fell more than {} messages behind",
+                            lost,
+                            lost - lost_reported,
+                            intake::QUEUE_CAPACITY
+                        );
+                        lost_reported = lost;
+                    }
+                }
+            }
             _ = tokio::signal::ctrl_c() => break,
             _ = sigterm.recv() => break,
+        }
+        if !ready {
+            let publishers = intake.shared.static_publishers.load(Ordering::Relaxed);
+            ready = readiness.check(
+                Instant::now(),
+                (publishers != usize::MAX).then_some(publishers),
+            );
+            if ready {
+                intake.shared.graph_wanted.store(false, Ordering::Relaxed);
+                owner.writer().declare_ready();
+                tracing::info!("arena ready: consumers of an earlier arena switch to it now");
+            }
         }
         if check_clock {
             if let Some(now) = ros_now(&clock) {
@@ -229,22 +292,23 @@ async fn run(cli: Cli) -> Result<(), String> {
             }
         }
         if summary_at.elapsed() >= Duration::from_secs(60) {
-            summary_at = std::time::Instant::now();
+            summary_at = Instant::now();
             let c = ingest.counts;
             tracing::info!(
-                "{} frames; {} samples stored, {} duplicates, {} refused, {} with history cut",
+                "{} frames; {} samples stored, {} duplicates, {} refused, {} with history cut, \
+                 {} messages lost",
                 owner.view().frame_count().saturating_sub(1),
                 c.stored,
                 c.duplicates,
                 c.refused,
-                c.history_cut
+                c.history_cut,
+                intake.shared.lost.load(Ordering::Relaxed)
             );
         }
     }
     // Stop serving first, then release ownership and unlink (Owner's drop order).
     drop(owner);
-    spinning.store(false, Ordering::Relaxed);
-    let _ = spin.join();
+    intake.stop();
     tracing::info!("stopped");
     Ok(())
 }

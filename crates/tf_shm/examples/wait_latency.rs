@@ -88,16 +88,30 @@ fn writer(dir: &str, samples: i64) {
     }
 }
 
+/// Wake latency of a waiting lookup across processes, and its CPU while it waits; prints the
+/// Markdown tables of docs/benchmarks.md.
+#[derive(clap::Parser)]
+#[command(name = "wait_latency")]
+struct Args {
+    /// Samples to time
+    #[arg(default_value_t = 2000)]
+    samples: i64,
+    /// Internal: run as the writer process serving RUNTIME_DIR
+    #[arg(long, value_name = "RUNTIME_DIR", hide = true)]
+    writer: Option<String>,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("--writer") {
-        writer(&args[2], args[3].parse().unwrap());
+    let args: Args = clap::Parser::parse();
+    if let Some(dir) = &args.writer {
+        writer(dir, args.samples);
         return;
     }
-    let samples: i64 = args.get(1).map_or(2000, |s| s.parse().expect("samples"));
+    let samples = args.samples;
+    let exe = std::env::current_exe().expect("own executable");
     let dir = std::env::temp_dir().join(format!("tf_shm_wait_latency_{}", std::process::id()));
     let dir_s = dir.to_str().unwrap().to_string();
-    let mut child = Command::new(&args[0])
+    let mut child = Command::new(exe)
         .args(["--writer", &dir_s, &samples.to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

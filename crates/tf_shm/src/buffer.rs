@@ -4,8 +4,9 @@
 //! lock, no syscall. A background thread waits for the owner's connection to hang up; the
 //! mapping it has keeps answering (its history stays valid, newer times extrapolate as tf2
 //! would), and the thread retries joining every 20 ms until an owner serves again (every second while an owner
-//! refuses us, e.g. a bridge of another version). A new arena
-//! instance is swapped in whole and [`Buffer::arena_swaps`] goes up; a lookup in flight keeps the
+//! refuses us, e.g. a bridge of another version). The old mapping keeps answering until the new
+//! arena is ready (its writer says so and it holds the frames the old one held, bounded in
+//! time: see `rendezvous::handover`). A new arena instance is swapped in whole and [`Buffer::arena_swaps`] goes up; a lookup in flight keeps the
 //! mapping it started with alive until it returns, so no answer is torn or dangling.
 
 use std::os::fd::OwnedFd;
@@ -21,6 +22,7 @@ use rustix::io::Errno;
 use crate::arena::{notify, ArenaIdentity};
 use crate::error::{ArenaError, TransformError};
 use crate::queries::BufferCore;
+use crate::rendezvous::handover::Handover;
 use crate::rendezvous::open::{join, Attachment, JoinSpec, RETRY};
 use crate::rendezvous::{Location, OpenError};
 use crate::sample::{Transform, TransformStamped};
@@ -368,11 +370,10 @@ impl Shared {
                 return;
             }
             if hung_up {
-                let old = cur.view.identity().instance_uuid;
                 let old_view = cur.view.clone();
                 // Only the swap may drop the old attachment (and its slot byte) from here on.
                 drop(cur);
-                let stop = self.reattach(old);
+                let stop = self.reattach(&old_view);
                 // Waits sleeping on the old arena move to the new one (or see the stop).
                 notify::wake_all(old_view.header());
                 if stop {
@@ -382,9 +383,11 @@ impl Shared {
         }
     }
 
-    /// The owner is gone: the current attachment keeps answering while we retry joining.
+    /// The owner is gone: the current attachment keeps answering while we retry joining, and
+    /// after joining until the new arena is ready (see [`crate::rendezvous::handover`]).
     /// Returns whether a stop was requested.
-    fn reattach(&self, old_instance: [u8; 16]) -> bool {
+    fn reattach(&self, old: &ArenaView) -> bool {
+        let old_instance = old.identity().instance_uuid;
         let mut pause = RETRY;
         loop {
             if self.wait(None, Some(pause)).0 {
@@ -393,6 +396,13 @@ impl Shared {
             match join(&self.spec) {
                 Ok(att) => {
                     let new_instance = att.view.identity().instance_uuid != old_instance;
+                    if new_instance {
+                        match self.hold_until_ready(old, &att) {
+                            Hold::Swap => {}
+                            Hold::Stop => return true,
+                            Hold::OwnerGone => continue,
+                        }
+                    }
                     // Swap first, count second: whoever sees the new count also sees the
                     // new arena (and no longer our old slot).
                     self.current.store(Arc::new(att));
@@ -408,4 +418,27 @@ impl Shared {
             }
         }
     }
+
+    /// Keeps answering from `old` until `new` may take over, checking every `RETRY`.
+    fn hold_until_ready(&self, old: &ArenaView, new: &Attachment) -> Hold {
+        let mut handover = Handover::new(old, Instant::now());
+        loop {
+            if handover.swap_now(&new.view, Instant::now()) {
+                return Hold::Swap;
+            }
+            match self.wait(Some(&new.conn), Some(RETRY)) {
+                (true, _) => return Hold::Stop,
+                (_, true) => return Hold::OwnerGone,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// How holding the old arena ended.
+enum Hold {
+    Swap,
+    Stop,
+    /// The new owner died before its arena was ready: join again.
+    OwnerGone,
 }

@@ -75,6 +75,10 @@ pub struct ArenaStats {
     pub status: u64,
     /// `clear()` calls (time jumps).
     pub clears_total: u64,
+    /// Messages the bridge received but could not store (its intake queue was full).
+    pub messages_lost: u64,
+    /// When the bridge declared the arena ready, ns since the Unix epoch (0: not yet).
+    pub ready_unix_ns: i64,
     /// Wall-clock creation time and time of the newest sample, ns since the Unix epoch.
     pub created_unix_ns: i64,
     /// Wall-clock time of the newest accepted sample, ns since the Unix epoch (0: never).
@@ -149,6 +153,8 @@ impl ArenaView {
                 .collect(),
             status: h.status.load(Ordering::Relaxed),
             clears_total: h.clears_total.load(Ordering::Relaxed),
+            messages_lost: h.messages_lost.load(Ordering::Relaxed),
+            ready_unix_ns: h.ready_unix_ns.load(Ordering::Acquire),
             created_unix_ns: h.created_unix_ns.load(Ordering::Relaxed),
             last_write_unix_ns: h.last_write_unix_ns.load(Ordering::Relaxed),
             owner_pid: h.owner_pid.load(Ordering::Relaxed),

@@ -273,6 +273,28 @@ impl ArenaWriter {
         }
     }
 
+    /// Sets the count of messages the process feeding this writer received but could not
+    /// hand to it (its intake queue was full), since creation. A total, not an increment: the
+    /// counter never goes down.
+    pub fn set_messages_lost(&mut self, total: u64) {
+        self.header()
+            .messages_lost
+            .fetch_max(total, Ordering::Relaxed);
+    }
+
+    /// Declares the arena ready: the writer has caught up after its start (what it had to
+    /// receive first is stored). Consumers of an earlier arena of the same location keep
+    /// answering from it until then (see [`crate::Buffer`]). Idempotent; the first time stays.
+    pub fn declare_ready(&mut self) {
+        let now = crate::time::unix_now_ns().max(1);
+        let _ = self.header().ready_unix_ns.compare_exchange(
+            0,
+            now,
+            Ordering::Release,
+            Ordering::Relaxed,
+        );
+    }
+
     fn refused(&self, r: Refusal) -> SetTransformError {
         for code in r.codes() {
             self.header().refusals[refusal_counter(code)].fetch_add(1, Ordering::Relaxed);

@@ -33,12 +33,19 @@ fn ts(parent: &str, child: &str, stamp: i64, x: f64, yaw: f64) -> TransformStamp
     }
 }
 
+/// Writes a synthetic rosbag2 MCAP file of robot-shaped TF for the replay benchmark.
+#[derive(clap::Parser)]
+#[command(name = "make_bench_bag")]
+struct Args {
+    /// The MCAP file to write
+    out: PathBuf,
+    /// Dynamic transforms to write
+    transforms: u64,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let (out, n): (PathBuf, u64) = match &args[..] {
-        [_, out, n] => (out.into(), n.parse()?),
-        _ => return Err("usage: make_bench_bag OUT.mcap N_TRANSFORMS".into()),
-    };
+    let args: Args = clap::Parser::parse();
+    let (out, n) = (args.out, args.transforms);
     let names: Vec<String> = (0..FRAMES).map(|i| format!("link_{i}")).collect();
     let parent = |i: usize| {
         if i == 0 {

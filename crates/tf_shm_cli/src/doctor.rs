@@ -12,6 +12,8 @@
 //! | DATA        | no transform arrived since the bridge started, or for `--no-data-after` (warns) |
 //! | STALE       | a dynamic frame got no sample for `--stale-periods` of its periods      |
 //! | REFUSED     | the bridge refused transforms (TF_OLD_DATA alone only warns)            |
+//! | INTAKE      | the bridge lost received messages (its intake queue overflowed)         |
+//! | READY       | the arena is not declared ready yet (warns: the bridge is catching up)  |
 //! | SLOTS       | a participant slot is stuck: held while its recorded process is gone    |
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -263,7 +265,9 @@ fn capacity_check(status: u64, frames: u32, max_frames: u32) -> Check {
             "CAPACITY",
             Verdict::Fail,
             full.join("; ") + ": new frames are refused",
-            "raise max_frames in the bridge's parameters and restart it",
+            "existing frames keep answering; raise max_frames in the bridge's parameters, or \
+             stop what floods new frame names, and restart the bridge (it starts with an empty \
+             frame table; consumers keep answering through the restart)",
         )
     }
 }
@@ -422,6 +426,44 @@ fn refused_check(refusals: &[(&'static str, u64)]) -> Check {
     }
 }
 
+fn intake_check(messages_lost: u64) -> Check {
+    if messages_lost == 0 {
+        return check("INTAKE", Verdict::Ok, "no received message lost", "");
+    }
+    check(
+        "INTAKE",
+        Verdict::Fail,
+        format!("{messages_lost} received messages lost (the bridge's intake queue was full)"),
+        "the bridge's writer could not keep up: check its CPU (a starved or throttled process) \
+         and the publishers' rates; the bridge logs each loss at warn",
+    )
+}
+
+fn ready_check(ready_unix_ns: i64, created_unix_ns: i64, now: i64) -> Check {
+    if ready_unix_ns != 0 {
+        return check(
+            "READY",
+            Verdict::Ok,
+            format!(
+                "ready {:.1} s after its creation",
+                (ready_unix_ns - created_unix_ns) as f64 / 1e9
+            ),
+            "",
+        );
+    }
+    check(
+        "READY",
+        Verdict::Warn,
+        format!(
+            "not ready: the bridge is still receiving what it must have first ({:.1} s since \
+             creation)",
+            (now - created_unix_ns) as f64 / 1e9
+        ),
+        "consumers of the previous arena keep answering from it until it is ready (at most a \
+         few seconds)",
+    )
+}
+
 /// Participant slots, in the words and states of `tf_shm participants` ([`SlotState`]).
 fn slots_check(rows: &[ParticipantRow]) -> Check {
     let slots: Vec<&ParticipantRow> = rows.iter().filter(|r| r.slot != "owner").collect();
@@ -558,6 +600,8 @@ fn arena_checks(view: &ArenaView, a: &DoctorArgs) -> Vec<Check> {
         data_check(&stats, &frames, now, a.no_data_after),
         stale_check(&frames, now, a.stale_periods),
         refused_check(&stats.refusals),
+        intake_check(stats.messages_lost),
+        ready_check(stats.ready_unix_ns, stats.created_unix_ns, now),
     ]
 }
 
@@ -574,7 +618,9 @@ pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, OpenError> {
     match &opened {
         Ok(b) => out.extend(arena_checks(&b.view(), a)),
         Err(_) => {
-            for code in ["CAPACITY", "HISTORY", "PARENTS", "DATA", "STALE", "REFUSED"] {
+            for code in [
+                "CAPACITY", "HISTORY", "PARENTS", "DATA", "STALE", "REFUSED", "INTAKE", "READY",
+            ] {
                 out.push(check(code, Verdict::Skip, "no arena to read", ""));
             }
         }

@@ -117,6 +117,8 @@ fn healthy_arena_passes_every_check() {
             "DATA",
             "STALE",
             "REFUSED",
+            "INTAKE",
+            "READY",
             "SLOTS"
         ]
     );
@@ -130,7 +132,7 @@ fn healthy_arena_passes_every_check() {
             .starts_with("ok    RUNTIME_DIR  "),
         "{text}"
     );
-    assert!(text.ends_with("10 checks: 0 failed, 0 warned\n"), "{text}");
+    assert!(text.ends_with("12 checks: 0 failed, 0 warned\n"), "{text}");
 }
 
 #[test]
@@ -140,7 +142,7 @@ fn no_bridge_fails_and_skips_the_arena_checks() {
     assert_eq!(status(&checks, "BRIDGE").0, "fail");
     assert_eq!(status(&checks, "RUNTIME_DIR").0, "warn");
     for c in [
-        "COMPAT", "CAPACITY", "HISTORY", "PARENTS", "STALE", "REFUSED",
+        "COMPAT", "CAPACITY", "HISTORY", "PARENTS", "STALE", "REFUSED", "INTAKE", "READY",
     ] {
         assert_eq!(status(&checks, c).0, "skip", "{c}");
     }
@@ -304,6 +306,40 @@ fn refused_transforms_fail_and_old_data_only_warns() {
         status(&checks, "REFUSED").1,
         "transforms refused: TF_SELF_TRANSFORM 1, TF_NAN_INPUT 1, TF_OLD_DATA 1"
     );
+}
+
+#[test]
+fn lost_messages_fail_intake() {
+    let dir = TestDir::new("din");
+    let mut owner = dir.owner(small_config());
+    healthy(&mut owner);
+    owner.writer().set_messages_lost(3);
+    let checks = doctor(&dir, &[], 1);
+    only_fails(&checks, &["INTAKE"]);
+    assert_eq!(
+        status(&checks, "INTAKE").1,
+        "3 received messages lost (the bridge's intake queue was full)"
+    );
+}
+
+#[test]
+fn an_arena_not_declared_ready_warns() {
+    let dir = TestDir::new("drd");
+    let mut owner = tf_shm::Open::new()
+        .runtime_dir(dir.path())
+        .mode(tf_shm::Mode::ReadWrite)
+        .create(small_config())
+        .require_create(true)
+        .defer_ready(true)
+        .open_owner()
+        .expect("owner");
+    healthy(&mut owner);
+    let checks = doctor(&dir, &[], 0);
+    assert_eq!(status(&checks, "READY").0, "warn");
+    assert!(status(&checks, "READY").1.starts_with("not ready"));
+    owner.writer().declare_ready();
+    let checks = doctor(&dir, &[], 0);
+    only_fails(&checks, &[]);
 }
 
 #[test]

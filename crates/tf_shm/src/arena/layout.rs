@@ -15,7 +15,7 @@ use crate::sync::{AtomicI64, AtomicU32, AtomicU64};
 /// `b"TFSHMAR1"` read as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TFSHMAR1");
 /// Bumped whenever a record's meaning changes without its geometry changing.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes reserved for the header (the struct is smaller; the rest is zero).
 pub const HEADER_SIZE: usize = 4096;
 /// Alignment of every region and ring.
@@ -78,6 +78,14 @@ pub struct Header {
     /// rendezvous server on the consumer's request; the writer calls FUTEX_WAKE only when a
     /// bit is set, so its fast path makes no syscall while nobody waits.
     pub waiting: [AtomicU64; WAITING_WORDS],
+    /// Messages the bridge received from ROS but could not hand to the writer (its intake
+    /// queue was full), since creation. Counted by the bridge; a message holds any number of
+    /// transforms.
+    pub messages_lost: AtomicU64,
+    /// Wall-clock time the writer declared the arena ready (caught up after its start: what a
+    /// consumer of an earlier arena waits for before it swaps), ns since the Unix epoch;
+    /// 0 while not ready.
+    pub ready_unix_ns: AtomicI64,
 }
 
 /// Words of `Header::waiting`: one bit per participant slot.
@@ -277,6 +285,8 @@ shared_records! {
         notify: AtomicU32 = 280,
         _reserved2: AtomicU32 = 284,
         waiting: [AtomicU64; WAITING_WORDS] = 288,
+        messages_lost: AtomicU64 = 320,
+        ready_unix_ns: AtomicI64 = 328,
     }
     Slot {
         seq: AtomicU64 = 0,

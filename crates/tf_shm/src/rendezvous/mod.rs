@@ -39,6 +39,7 @@
 //! ```
 
 pub mod discovery;
+pub(crate) mod handover;
 pub mod lockfile;
 pub(crate) mod open;
 pub(crate) mod server;
@@ -107,8 +108,17 @@ pub enum OpenError {
         /// Where we looked.
         at: Box<Location>,
     },
-    /// An owner holds the arena but does not accept connections yet.
+    /// An owner holds the arena but does not accept connections (starting, or its listen
+    /// queue is full).
     NotServingYet {
+        /// Where.
+        at: Box<Location>,
+        /// The owner's pid as it recorded it.
+        pid: Option<u32>,
+    },
+    /// The owner closed our connection without answering: it is stopping, or it dropped our
+    /// handshake (no hello before its deadline). Worth retrying.
+    Dropped {
         /// Where.
         at: Box<Location>,
         /// The owner's pid as it recorded it.
@@ -161,11 +171,18 @@ impl OpenError {
         }
     }
 
-    /// Worth retrying: nobody serves yet (absent, or held but not serving).
+    /// Worth retrying: nobody serves yet (absent, or held but not serving), or the owner
+    /// dropped our handshake or was too busy to serve it.
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            OpenError::NotServing { .. } | OpenError::NotServingYet { .. }
+            OpenError::NotServing { .. }
+                | OpenError::NotServingYet { .. }
+                | OpenError::Dropped { .. }
+                | OpenError::Refused {
+                    status: Status::Busy,
+                    ..
+                }
         )
     }
 }
@@ -219,8 +236,14 @@ impl fmt::Display for OpenError {
             }
             OpenError::NotServingYet { at, pid } => write!(
                 f,
-                "the owner{} of {at} is starting and not serving yet: retry, or use \
-                 Open::await_open",
+                "the owner{} of {at} does not accept connections (it is starting, or its \
+                 queue of connections is full): retry, or use Open::await_open",
+                pid_text(pid)
+            ),
+            OpenError::Dropped { at, pid } => write!(
+                f,
+                "the owner{} of {at} closed our connection without answering: it is stopping, \
+                 or it dropped our handshake as too slow; retry, or use Open::await_open",
                 pid_text(pid)
             ),
             OpenError::ArenaAlreadyLive { at, pid } => write!(
@@ -273,6 +296,11 @@ impl fmt::Display for OpenError {
                         f,
                         "our user or group is not allowed: run as the bridge's user, or start \
                          the bridge with an allowed group that we are in"
+                    ),
+                    Status::Busy => write!(
+                        f,
+                        "it had too many unfinished handshakes and closed ours, the oldest: \
+                         retry (if this repeats, a local process is flooding its socket)"
                     ),
                     Status::Ok => write!(f, "(no error)"),
                 }

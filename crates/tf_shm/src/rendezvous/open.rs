@@ -42,6 +42,7 @@ pub struct Open {
     timeout: Duration,
     participant_name: Option<String>,
     hook: Option<EventHook>,
+    defer_ready: bool,
 }
 
 impl Default for Open {
@@ -62,6 +63,7 @@ impl Open {
             timeout: Duration::from_secs(2),
             participant_name: None,
             hook: None,
+            defer_ready: false,
         }
     }
 
@@ -120,6 +122,15 @@ impl Open {
     /// Short name recorded in the participant table (default: the process name).
     pub fn participant_name(mut self, name: &str) -> Open {
         self.participant_name = Some(name.to_owned());
+        self
+    }
+
+    /// With `true`, [`Open::open_owner`] creates the arena *not ready*: consumers of an earlier
+    /// arena of this location keep answering from it until the writer calls
+    /// [`ArenaWriter::declare_ready`] (or a bounded time passes). With `false` (default) the
+    /// arena is ready at creation.
+    pub fn defer_ready(mut self, yes: bool) -> Open {
+        self.defer_ready = yes;
         self
     }
 
@@ -215,8 +226,12 @@ impl Open {
             std::thread::sleep(RETRY);
         }
         // We own byte 0 from here; dropping `lock` on any error below gives it back.
-        let arena = Arena::create_shared(config, &format!("tf_shm:{}/{}", loc.domain, loc.name))
-            .map_err(OpenError::Create)?;
+        let mut arena =
+            Arena::create_shared(config, &format!("tf_shm:{}/{}", loc.domain, loc.name))
+                .map_err(OpenError::Create)?;
+        if !self.defer_ready {
+            arena.writer.declare_ready();
+        }
         let identity = arena.view.identity();
         let me = std::process::id();
         let record = Record {
@@ -484,7 +499,10 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, OpenError> {
         Err(e) => return Err(OpenError::io("send the hello on", &loc.sock_path, e.into())),
     }
     let (resp, fd) = receive(&conn, loc, spec.timeout).map_err(|e| match e {
-        Received::Closed => not_yet(),
+        Received::Closed => OpenError::Dropped {
+            at: Box::new(loc.clone()),
+            pid: lock.read_owner().map(|r| r.pid),
+        },
         Received::Err(e) => e,
     })?;
     let protocol = |detail: String| OpenError::Protocol {

@@ -31,7 +31,9 @@ use crate::view::ArenaView;
 // Every slot has a bit in the header's `waiting` words.
 const _: () = assert!(SLOTS as usize <= crate::arena::layout::WAITING_WORDS * 64);
 
-/// Handshaking connections beyond which new ones are closed at once (bounds fds and work).
+/// Handshaking connections kept at most (bounds fds and work): a new connection past this
+/// closes the oldest pending one (answered `Busy`), so idle or slow handshakes cannot lock
+/// new joiners out — a joiner sends its hello right after connecting and is served at once.
 const MAX_PENDING: usize = 64;
 
 /// What the server hands out.
@@ -72,6 +74,8 @@ pub struct ServerStats {
     pub closed_early: u64,
     /// Attached peers that hung up.
     pub detached: u64,
+    /// Pending handshakes closed to make room for newer connections.
+    pub evicted: u64,
 }
 
 #[derive(Default)]
@@ -85,6 +89,7 @@ struct Counters {
     timed_out: AtomicU64,
     closed_early: AtomicU64,
     detached: AtomicU64,
+    evicted: AtomicU64,
 }
 
 fn bump(c: &AtomicU64) {
@@ -148,6 +153,7 @@ impl Server {
             timed_out: l(&c.timed_out),
             closed_early: l(&c.closed_early),
             detached: l(&c.detached),
+            evicted: l(&c.evicted),
         }
     }
 
@@ -292,8 +298,7 @@ impl State {
                 .filter(|c| matches!(c.phase, Phase::Hello { .. }))
                 .count();
             if pending >= MAX_PENDING {
-                self.event(|| "too many handshakes in progress; dropped a new connection".into());
-                continue;
+                self.evict_oldest_pending();
             }
             let cred = match rustix::net::sockopt::socket_peercred(&fd) {
                 Ok(c) => c,
@@ -318,13 +323,44 @@ impl State {
                     )
                 });
             }
-            self.clients.push(Client {
+            let mut client = Client {
                 fd,
                 pid,
                 refused,
                 phase: Phase::Hello {
                     deadline: Instant::now() + self.cfg.handshake_timeout,
                 },
+            };
+            // A joiner's hello is usually queued already: answer it now, before more
+            // connections (a flood) can push it out.
+            if self.serve(&mut client) {
+                self.clients.push(client);
+            }
+        }
+    }
+
+    /// Closes the pending handshake that has waited longest, answering `Busy`.
+    fn evict_oldest_pending(&mut self) {
+        let oldest = self
+            .clients
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| match c.phase {
+                Phase::Hello { deadline } => Some((deadline, i)),
+                Phase::Attached { .. } => None,
+            })
+            .min()
+            .map(|(_, i)| i);
+        if let Some(i) = oldest {
+            let c = self.clients.swap_remove(i);
+            bump(&self.counters.evicted);
+            let _ = self.send(&c.fd, Status::Busy, NO_SLOT);
+            self.event(|| {
+                format!(
+                    "{MAX_PENDING} handshakes in progress; closed the oldest (peer pid {}) to \
+                     serve a new connection",
+                    c.pid
+                )
             });
         }
     }
@@ -434,13 +470,16 @@ impl State {
         if let Err(e) = self.lock.write_slot(slot, &record) {
             self.event(|| format!("cannot write the record of slot {slot}: {e}"));
         }
+        // Counted before the answer leaves: a joiner that has its answer sees it counted.
+        bump(&self.counters.granted);
+        bump(&self.counters.attached);
         if self.send(&c.fd, Status::Ok, slot).is_err() {
+            self.counters.granted.fetch_sub(1, Ordering::Relaxed);
+            self.counters.attached.fetch_sub(1, Ordering::Relaxed);
             return false;
         }
         self.in_use[slot as usize] = true;
         c.phase = Phase::Attached { slot };
-        bump(&self.counters.granted);
-        bump(&self.counters.attached);
         true
     }
 

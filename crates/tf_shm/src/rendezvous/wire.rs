@@ -111,6 +111,9 @@ pub enum Status {
     Malformed,
     /// The peer's credentials are not allowed (other uid, not in the allowed group).
     PermissionDenied,
+    /// Too many handshakes were in progress: the owner closed this one, the oldest, to serve
+    /// newer ones. Worth retrying.
+    Busy,
 }
 
 impl Status {
@@ -125,6 +128,7 @@ impl Status {
             Status::ModeNotPermitted => 5,
             Status::Malformed => 6,
             Status::PermissionDenied => 7,
+            Status::Busy => 8,
         }
     }
 
@@ -139,6 +143,7 @@ impl Status {
             5 => Status::ModeNotPermitted,
             6 => Status::Malformed,
             7 => Status::PermissionDenied,
+            8 => Status::Busy,
             _ => return None,
         })
     }

@@ -2,9 +2,12 @@
 //! probes the mapping. Commands and replies are single lines on stdin/stdout; stdin's EOF
 //! (the test process died or is done) ends every mode that waits.
 //!
-//! Usage: `tf_shm_test_peer <owner VALUE | consumer | hold | write-probe | join | raw-hello> <runtime dir>`
-//! (`--help` for each). Built only with the `test-peer` feature, which the crate's own tests
-//! turn on: never installed with the library.
+//! Usage: `tf_shm_test_peer <owner VALUE | owner-deferred VALUE | consumer | hold | write-probe |
+//! join | raw-hello> <runtime dir>` (`--help` for each). Built only with the `test-peer`
+//! feature, which the crate's own tests turn on: never installed with the library.
+//!
+//! `owner-deferred` creates its arena not ready and empty; on "write" it stores map→base with
+//! x = VALUE, on "ready" it declares the arena ready (each answered "DONE").
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -62,6 +65,16 @@ enum Peer {
         /// Rendezvous runtime directory
         runtime_dir: String,
     },
+    /// Create the arena empty and not declared ready, print "READY <pid> <serving since>"; then
+    /// on "write" store map → base with x = VALUE m, on "ready" declare the arena ready (each
+    /// answered "DONE <monotonic ns>")
+    OwnerDeferred {
+        /// Translation x of map → base, m
+        #[arg(allow_negative_numbers = true)]
+        value: f64,
+        /// Rendezvous runtime directory
+        runtime_dir: String,
+    },
     /// Join (waiting up to 10 s), print "JOINED <slot> <x> <ns taken>", then report each new
     /// arena generation as "GEN <generation> <x> <monotonic ns>"
     Consumer {
@@ -95,6 +108,7 @@ impl Peer {
     fn split(self) -> (&'static str, String, f64) {
         match self {
             Peer::Owner { value, runtime_dir } => ("owner", runtime_dir, value),
+            Peer::OwnerDeferred { value, runtime_dir } => ("owner-deferred", runtime_dir, value),
             Peer::Consumer { runtime_dir } => ("consumer", runtime_dir, 0.0),
             Peer::Hold { runtime_dir } => ("hold", runtime_dir, 0.0),
             Peer::WriteProbe { runtime_dir } => ("write-probe", runtime_dir, 0.0),
@@ -108,7 +122,8 @@ fn main() {
     let (cmd, dir, value) = <Cli as clap::Parser>::parse().peer.split();
     let open = Open::new().runtime_dir(&dir).participant_name(cmd);
     match cmd {
-        "owner" => {
+        "owner" | "owner-deferred" => {
+            let deferred = cmd == "owner-deferred";
             let config = ArenaConfig {
                 memory_budget_bytes: 4 << 20,
                 max_frames: 64,
@@ -118,6 +133,7 @@ fn main() {
                 .mode(Mode::ReadWrite)
                 .create(config)
                 .require_create(true)
+                .defer_ready(deferred)
                 .open_owner()
             {
                 Ok(o) => o,
@@ -135,6 +151,23 @@ fn main() {
                 translation: [value, 0.0, 0.0],
                 rotation: [0.0, 0.0, 0.0, 1.0],
             };
+            if deferred {
+                say(&format!("READY {} {serving_at}", std::process::id()));
+                wait_for_eof(|l| {
+                    match l {
+                        "write" => {
+                            owner
+                                .writer()
+                                .set_transform(&input, "peer", true)
+                                .expect("write");
+                        }
+                        "ready" => owner.writer().declare_ready(),
+                        other => panic!("unknown owner command {other}"),
+                    }
+                    say(&format!("DONE {}", mono_ns()));
+                });
+                return;
+            }
             owner
                 .writer()
                 .set_transform(&input, "peer", true)

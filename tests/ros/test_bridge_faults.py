@@ -1,0 +1,204 @@
+"""The bridge under faults and load: nothing lost below the QoS depth, consumers never dark on a
+restart, a flood of frame names bounded in the log.
+
+Real processes in a loopback-only network namespace (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST),
+with both cores kept busy by busy loops at normal priority where the issue asks for it.
+Publishers: tests/ros/tf_faults_publisher.py; consumers: the `tf_shm` CLI and
+crates/tf_shm/examples/restart_probe.rs. Fixtures (build, netns, one run's world) are the e2e
+test's (tests/e2e/test_pr2.py).
+
+Run: scripts/ros-env.sh run python3 -m pytest tests/ros/test_bridge_faults.py   (as root)
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+import test_pr2  # noqa: E402
+from test_pr2 import BIN, ROOT, built, netns, run, tree, wait_for  # noqa: E402,F401
+
+# For before/after measurements: another bridge binary (e.g. one built from an older commit).
+test_pr2.BRIDGE = os.environ.get("TF_SHM_TEST_BRIDGE", test_pr2.BRIDGE)
+
+PUB = str(Path(__file__).with_name("tf_faults_publisher.py"))
+PROBE = str(BIN / "examples" / "restart_probe")
+
+
+@pytest.fixture(scope="module")
+def probe_built(built):
+    if os.environ.get("TF_SHM_E2E_NO_BUILD") != "1":
+        subprocess.run(["cargo", "build", "-q", "--release", "-p", "tf_shm", "--example", "restart_probe"],
+                       cwd=ROOT, check=True, timeout=1200)
+    assert os.access(PROBE, os.X_OK), f"{PROBE} not built"
+
+
+@pytest.fixture
+def busy_cores():
+    """Both cores busy with one busy loop per core, at normal priority, for the whole test."""
+    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() or 2)]
+    yield
+    for p in loops:
+        p.kill()
+        p.wait()
+
+
+def publisher(run, mode, n, name=None):
+    p = run.start(name or f"pub_{mode}", [sys.executable, PUB, mode, str(n)], stdout=subprocess.PIPE, text=True)
+    return p
+
+
+def expect_line(run, p, want, timeout=30):
+    """Waits for `want` on p's stdout (the publisher's own lines)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        line = p.stdout.readline()
+        if line.strip() == want:
+            return
+        if not line and p.poll() is not None:
+            break
+    pytest.fail(f"{p.name} did not say {want!r}\n{run.logs()}")
+
+
+def frames_named(run, prefix):
+    t = tree(run)
+    return {n for n in t if n.startswith(prefix)} if t else set()
+
+
+def stored(run, prefix, want, timeout):
+    """Polls the tree until the frames named `prefix`* are `want` or `timeout` s pass; returns them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and frames_named(run, prefix) != want:
+        time.sleep(0.2)
+    return frames_named(run, prefix)
+
+
+def doctor(run):
+    r = run.cli("--json", "doctor")
+    return {c["code"]: c for c in json.loads(r.stdout)["checks"]}
+
+
+def test_forty_latched_static_publishers_before_the_bridge_all_stored(run, busy_cores):
+    pub = publisher(run, "statics", 40)
+    expect_line(run, pub, "up", 60)
+    bridge = run.bridge()
+    want = {f"static_{i}" for i in range(40)}
+    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    got = stored(run, "static_", want, 20)
+    assert got == want, f"{len(got)} of 40 static frames stored; missing {sorted(want - got)[:8]}\n{run.logs()}"
+    assert doctor(run)["INTAKE"]["status"] == "ok"
+
+
+def test_a_hundred_tf_messages_back_to_back_all_stored(run, busy_cores):
+    bridge = run.bridge()
+    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    pub = publisher(run, "burst", 100)
+    expect_line(run, pub, "sent 100", 60)
+    want = {f"burst_{i}" for i in range(100)}
+    got = stored(run, "burst_", want, 15)
+    assert got == want, f"{len(got)} of 100 burst messages stored\n{run.logs()}"
+    assert doctor(run)["INTAKE"]["status"] == "ok"
+
+
+def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
+    restarts = 20
+    bridge = run.bridge("bridge0")
+    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    pub = publisher(run, "live", 50)
+    expect_line(run, pub, "up", 60)
+    wait_for("map -> sensor", lambda: run.cli("lookup", "map", "sensor").returncode == 0, 30, run)
+    probes = [run.start(f"probe{i}", [PROBE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+              for i in range(4)]
+    time.sleep(1.0)
+    for k in range(1, restarts + 1):
+        bridge.send_signal(signal.SIGKILL)
+        bridge.wait()
+        bridge = run.bridge(f"bridge{k}")
+        # Wait until the new arena is ready and every probe had time to follow it.
+        wait_for(f"restart {k}: arena ready", lambda: run.check_alive(bridge, pub, *probes)
+                 or doctor(run).get("READY", {}).get("status") == "ok", 30, run, 0.1)
+        time.sleep(1.2)
+    results = []
+    for p in probes:
+        out, _ = p.communicate(timeout=20)
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    summary = []
+    for i, r in enumerate(results):
+        stale = sorted(s["stale_ms"] for s in r["swaps"])
+        wait = sorted(s["swap_after_first_data_ms"] for s in r["swaps"])
+        summary.append(f"probe{i}: {r['lookups']} lookups, {r['errors']} errors, {r['wrong']} wrong, "
+                       f"{r['generation']} swaps; without fresh data p50 {stale[len(stale) // 2]:.0f} ms "
+                       f"max {stale[-1]:.0f} ms; new data waited p50 {wait[len(wait) // 2]:.0f} ms "
+                       f"max {wait[-1]:.0f} ms")
+    print("\n".join(summary))
+    for i, r in enumerate(results):
+        assert r["errors"] == 0, f"probe{i}: {r['errors']} failed lookups, first: {r['first_error']}\n{summary}"
+        assert r["wrong"] == 0, f"probe{i}: {r['wrong']} wrong answers"
+        assert r["generation"] == restarts, f"probe{i} followed {r['generation']} of {restarts} restarts"
+        for s in r["swaps"]:
+            # Bounded by the bridge's ready grace (6 s) plus the consumer's cover wait.
+            assert s["swap_after_create_ms"] < 8000, f"probe{i} swapped late: {s}"
+
+
+def test_a_flood_of_frame_names_is_bounded_in_the_log(run):
+    """100 000 new frame names against a 4096-frame table: the bridge logs a bounded number of
+    lines, doctor fails CAPACITY, and frames that existed before keep answering."""
+    bridge = run.bridge()
+    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    pub = publisher(run, "live", 50)
+    expect_line(run, pub, "up", 60)
+    wait_for("map -> sensor", lambda: run.cli("lookup", "map", "sensor").returncode == 0, 30, run)
+    flood = run.start("flood", [sys.executable, "-c", FLOOD], stdout=subprocess.PIPE, text=True)
+    expect_line(run, flood, "flooded", 120)
+    time.sleep(1.0)
+    run.check_alive(bridge, pub)
+    # The held-back lines are summarised once the 10 s period since the first of them is over.
+    summary = re.compile(r"\d+ more refused or capacity-limited transforms")
+    wait_for("the summary of held-back refusal lines",
+             lambda: any(summary.search(line) for line in bridge.log.read_text().splitlines()), 20, run, 0.5)
+    lines = bridge.log.read_text().splitlines()
+    print(f"100 000-name flood: {len(lines)} bridge log lines")
+    assert len(lines) < 200, f"{len(lines)} log lines for a 100 000-name flood:\n" + "\n".join(lines[-20:])
+    checks = doctor(run)
+    assert checks["CAPACITY"]["status"] == "fail", checks["CAPACITY"]
+    assert "frame table is full" in checks["CAPACITY"]["verdict"]
+    r = run.cli("--json", "lookup", "map", "sensor")
+    assert r.returncode == 0, r.stdout + r.stderr
+    fresh = json.loads(r.stdout)["stamp_ns"]
+    assert time.time_ns() - fresh < 2 * 10**9, "existing frames keep receiving data after the flood"
+
+
+# 100 000 distinct child frames in messages of 1000 transforms each, on /tf.
+FLOOD = r"""
+import time, rclpy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from tf2_msgs.msg import TFMessage
+from geometry_msgs.msg import TransformStamped
+rclpy.init()
+node = rclpy.create_node("flood_pub")
+pub = node.create_publisher(TFMessage, "/tf", QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+while pub.get_subscription_count() < 1:
+    time.sleep(0.05)
+time.sleep(1.0)
+for b in range(100):
+    msg = TFMessage()
+    now = time.time_ns()
+    for i in range(1000):
+        t = TransformStamped()
+        t.header.frame_id = "map"
+        t.child_frame_id = f"flood_{b}_{i}"
+        t.header.stamp.sec, t.header.stamp.nanosec = divmod(now, 10**9)
+        t.transform.rotation.w = 1.0
+        msg.transforms.append(t)
+    pub.publish(msg)
+    time.sleep(0.02)
+print("flooded", flush=True)
+time.sleep(3600)
+"""
