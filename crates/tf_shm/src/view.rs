@@ -381,38 +381,53 @@ impl ArenaView {
     ) -> Result<(i64, Transform), TransformError> {
         if let Some((instance, target, source)) = pair.resolved {
             if instance == self.identity.instance_uuid {
-                if let Some((stamp, t)) = path::lookup(self, &mut pair.path, time, false) {
-                    // A non-finite component (an accepted infinite translation): its NaNs
-                    // depend on every operation tf2 performs, so the walk answers.
-                    if t.translation.iter().all(|v| v.is_finite()) {
-                        if let Some(rotation) = canonicalize_clear(&t.rotation) {
-                            return Ok((stamp, Transform { rotation, ..t }));
-                        }
-                        // Within rounding of one of the ROS 2 round trip's sign decisions,
-                        // where the series slerp's last bits could pick the other sign than
-                        // tf2's: the same path again with tf2's slerp on every link, then the
-                        // exact trip.
-                        declined(|d| &mut d.sign_decision);
-                        if let Some((stamp, t)) = path::lookup(self, &mut pair.path, time, true) {
-                            let rotation = canonicalize(&t.rotation);
-                            return Ok((stamp, Transform { rotation, ..t }));
-                        }
-                    }
-                } else if pair.path.is_compiled() {
+                let compiled = pair.path.is_compiled();
+                if let Some(answer) = self.compiled_answer(pair, time) {
+                    return Ok(answer);
+                }
+                if compiled {
                     declined(|d| &mut d.compiled_path);
                 }
                 // Not compiled yet, or the path no longer holds: tf2's walk, then recompile.
                 let r = walk::lookup_transform_ids(self, target, source, time)?;
                 pair.path.compile(self, target, source, time);
-                return Ok(r);
+                return Ok(self.compiled_answer(pair, time).unwrap_or(r));
             }
         }
         let r = walk::lookup_transform(self, &pair.target, &pair.source, time)?;
+        let walked = (r.stamp, r.transform);
         if let (Some(t), Some(s)) = (self.frame_id(&pair.target)?, self.frame_id(&pair.source)?) {
             pair.resolved = Some((self.identity.instance_uuid, t, s));
             pair.path.compile(self, t, s, time);
+            if let Some(answer) = self.compiled_answer(pair, time) {
+                return Ok(answer);
+            }
         }
-        Ok((r.stamp, r.transform))
+        Ok(walked)
+    }
+
+    /// The pair's answer through its compiled path, `None` where the path does not hold (not
+    /// compiled, a link changed, a non-finite result) and tf2's walk must answer. A freshly
+    /// compiled path answers the very call that compiled it too, so a pair's answer (and the
+    /// names API's) does not depend on whether an earlier call compiled it: the two agree
+    /// only to rounding.
+    fn compiled_answer(&self, pair: &mut FramePair, time: i64) -> Option<(i64, Transform)> {
+        let (stamp, t) = path::lookup(self, &mut pair.path, time, false)?;
+        // A non-finite component (an accepted infinite translation): its NaNs depend on every
+        // operation tf2 performs, so the walk answers.
+        if !t.translation.iter().all(|v| v.is_finite()) {
+            return None;
+        }
+        if let Some(rotation) = canonicalize_clear(&t.rotation) {
+            return Some((stamp, Transform { rotation, ..t }));
+        }
+        // Within rounding of one of the ROS 2 round trip's sign decisions, where the series
+        // slerp's last bits could pick the other sign than tf2's: the same path again with
+        // tf2's slerp on every link, then the exact trip.
+        declined(|d| &mut d.sign_decision);
+        let (stamp, t) = path::lookup(self, &mut pair.path, time, true)?;
+        let rotation = canonicalize(&t.rotation);
+        Some((stamp, Transform { rotation, ..t }))
     }
 
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =

@@ -337,3 +337,57 @@ fn a_root_target_gives_the_walks_signed_zeros() {
         }
     }
 }
+
+/// The first call of a pair (which compiles its path) and every later call give the same bits,
+/// and so does the names API: an answer never depends on whether a path was compiled before.
+#[test]
+fn first_and_later_calls_give_the_same_bits() {
+    let (mut w, view) = Arena::in_memory(&config()).unwrap();
+    let mut rng = Lcg(7);
+    let frames = ["c0", "c1", "c2", "c3", "c4"];
+    for k in 0..50i64 {
+        for i in 1..frames.len() {
+            let jitter = rng.below(1000) as f64 / 1000.0;
+            let yaw = 0.37 * i as f64 + 0.011 * k as f64 * (1.0 + jitter);
+            put(
+                &mut w,
+                frames[i - 1],
+                frames[i],
+                k * S / 10,
+                1e3 * i as f64,
+                yaw,
+                false,
+            );
+        }
+    }
+    for q in 0..400 {
+        let (t, s) = (frames[q % 5], frames[(q / 5 + 1 + q % 5) % 5]);
+        // Off-grid times inside the history, and time 0.
+        let time = if q % 7 == 0 {
+            0
+        } else {
+            S / 10 + rng.below(4_700_000_000) as i64
+        };
+        let first = view.lookup_pair(&mut FramePair::new(t, s), time).unwrap();
+        let mut pair = FramePair::new(t, s);
+        let _ = view.lookup_pair(&mut pair, time).unwrap();
+        let later = view.lookup_pair(&mut pair, time).unwrap();
+        let bits = |(stamp, tf): (i64, tf_shm::Transform)| {
+            let mut v = vec![stamp as u64];
+            v.extend(
+                tf.translation
+                    .iter()
+                    .chain(&tf.rotation)
+                    .map(|x| x.to_bits()),
+            );
+            v
+        };
+        assert_eq!(bits(first), bits(later), "{t} <- {s} at {time}");
+        let by_name = view.lookup_transform(t, s, time).unwrap();
+        assert_eq!(
+            bits((by_name.stamp, by_name.transform)),
+            bits(later),
+            "names, {t} <- {s} at {time}"
+        );
+    }
+}
