@@ -170,6 +170,13 @@ fn ros_now(clock: &std::sync::Mutex<r2r::Clock>) -> Option<i64> {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
+    // Watched from the start: a SIGINT or SIGTERM while the arena is being created must stop
+    // the bridge through the orderly path below (socket unlinked), not by the default action.
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut sigint =
+        signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch SIGINT: {e}"))?;
+    let mut sigterm =
+        signal(SignalKind::terminate()).map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let ctx = r2r::Context::create().map_err(|e| format!("cannot initialise ROS: {e}"))?;
     let mut node = r2r::Node::create(ctx, "tf_shm_bridge", "")
         .map_err(|e| format!("cannot create node tf_shm_bridge: {e}"))?;
@@ -225,8 +232,6 @@ async fn run(cli: Cli) -> Result<(), String> {
     let mut readiness = Readiness::new(Instant::now());
     let mut ready = false;
 
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     let mut jumps = JumpDetector::default();
     let mut ingest = Ingest::default();
@@ -261,7 +266,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     }
                 }
             }
-            _ = tokio::signal::ctrl_c() => break,
+            _ = sigint.recv() => break,
             _ = sigterm.recv() => break,
         }
         if !ready {
