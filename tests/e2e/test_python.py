@@ -16,7 +16,6 @@ from test_pr2 import (  # noqa: F401 - fixtures are used by name
     STAMP_BASE_NS,
     assert_same,
     built,
-    netns,
     newest_common,
     reference,
     run,

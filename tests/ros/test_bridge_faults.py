@@ -23,7 +23,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 import test_pr2  # noqa: E402
-from test_pr2 import BIN, ROOT, built, netns, run, tree, wait_for  # noqa: E402,F401
+from test_pr2 import BIN, ROOT, built, run, tree, wait_for  # noqa: E402,F401
 
 # For before/after measurements: another bridge binary (e.g. one built from an older commit).
 test_pr2.BRIDGE = os.environ.get("TF_SHM_TEST_BRIDGE", test_pr2.BRIDGE)
