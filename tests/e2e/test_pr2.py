@@ -16,6 +16,7 @@ import json
 import os
 import queue
 import random
+import re
 import shutil
 import signal
 import subprocess

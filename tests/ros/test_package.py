@@ -100,7 +100,9 @@ def test_package_xml_test_depends_match_the_tests():
     # under /usr/bin/python3), not a dependency of this package.
     files = [*(ROOT / "tests" / "ros").glob("*.py"), ROOT / "tests" / "e2e" / "test_pr2.py",
              ROOT / "scripts" / "pr2_publisher.py"]
-    tests = {ROSDEP_KEYS.get(m, m) for m in python_imports(files)} - {"conftest"}
+    # The tests' own modules (conftest, tests/e2e/test_pr2.py's shared helpers) are not packages.
+    own = {"conftest"} | {f.stem for f in ROOT.joinpath("tests").rglob("*.py")}
+    tests = {ROSDEP_KEYS.get(m, m) for m in python_imports(files)} - own
     declared = deps["test_depend"] | deps["depend"]
     assert tests - declared == set(), f"tests import undeclared: {sorted(tests - declared)}"
     assert deps["test_depend"] - tests == set(), f"unused <test_depend>: {deps['test_depend'] - tests}"
