@@ -1,13 +1,16 @@
 //! [`Buffer`]: a consumer's handle on the arena of its domain, which outlives the bridge.
 //!
-//! Lookups read the current mapping through an [`ArcSwap`]: one atomic load, no allocation, no
+//! Lookups read the current store through an [`ArcSwap`]: one atomic load, no allocation, no
 //! lock, no syscall. A background thread waits for the owner's connection to hang up; the
 //! mapping it has keeps answering (its history stays valid, newer times extrapolate as tf2
-//! would), and the thread retries joining every 20 ms until an owner serves again (every second while an owner
-//! refuses us, e.g. a bridge of another version). The old mapping keeps answering until the new
-//! arena is ready (its writer says so and it holds the frames the old one held, bounded in
-//! time: see `rendezvous::handover`). A new arena instance is swapped in whole and [`Buffer::arena_swaps`] goes up; a lookup in flight keeps the
-//! mapping it started with alive until it returns, so no answer is torn or dangling.
+//! would), and the thread retries joining every 20 ms until an owner serves again (every
+//! second while an owner refuses us, e.g. a bridge of another version). Once a new arena is
+//! joined, the buffer answers from the old and the new arena together
+//! ([`crate::handover_store`]: the new arena's data as soon as it has any, the old arena's for
+//! what it does not have yet), and waits wake on the new arena's writes; when the new arena is
+//! ready (see `rendezvous::handover`) it is swapped in alone and [`Buffer::arena_swaps`] goes
+//! up. A lookup in flight keeps the mappings it started with alive until it returns, so no
+//! answer is torn or dangling.
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,11 +24,13 @@ use rustix::io::Errno;
 
 use crate::arena::{notify, ArenaIdentity};
 use crate::error::{ArenaError, TransformError};
+use crate::handover_store::HandoverStore;
 use crate::queries::BufferCore;
 use crate::rendezvous::handover::Handover;
 use crate::rendezvous::open::{join, Attachment, JoinSpec, RETRY};
 use crate::rendezvous::{Location, OpenError};
-use crate::sample::{Transform, TransformStamped};
+use crate::sample::{FrameId, Transform, TransformStamped};
+use crate::store::{FrameStore, HistorySpan, LinkAt};
 use crate::view::{ArenaView, FramePair};
 
 /// Longest single sleep of a waiting call: bounds how late a wait notices an arena swap that
@@ -42,7 +47,7 @@ pub struct Buffer {
 }
 
 struct Shared {
-    current: ArcSwap<Attachment>,
+    current: ArcSwap<BufferStore>,
     arena_swaps: AtomicU64,
     spec: JoinSpec,
     stop: AtomicBool,
@@ -55,7 +60,7 @@ impl Buffer {
         let wake = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
             .map_err(|e| OpenError::io("create an eventfd for", &spec.loc.sock_path, e.into()))?;
         let shared = Arc::new(Shared {
-            current: ArcSwap::from_pointee(att),
+            current: ArcSwap::from_pointee(BufferStore::alone(Arc::new(att))),
             arena_swaps: AtomicU64::new(0),
             spec,
             stop: AtomicBool::new(false),
@@ -78,7 +83,7 @@ impl Buffer {
         })
     }
 
-    fn view_guard(&self) -> arc_swap::Guard<Arc<Attachment>> {
+    fn view_guard(&self) -> arc_swap::Guard<Arc<BufferStore>> {
         self.shared.current.load()
     }
 
@@ -100,7 +105,7 @@ impl Buffer {
 
     /// Our participant slot in the current arena.
     pub fn slot(&self) -> u32 {
-        self.view_guard().slot
+        self.view_guard().att.slot
     }
 
     /// Where this buffer's arena is served.
@@ -112,7 +117,7 @@ impl Buffer {
     /// connection has not hung up). Lookups keep working either way.
     pub fn owner_alive(&self) -> bool {
         let cur = self.view_guard();
-        let mut fds = [PollFd::new(&cur.conn, PollFlags::IN | PollFlags::RDHUP)];
+        let mut fds = [PollFd::new(&cur.att.conn, PollFlags::IN | PollFlags::RDHUP)];
         let zero = rustix::event::Timespec {
             tv_sec: 0,
             tv_nsec: 0,
@@ -139,7 +144,14 @@ impl Buffer {
         pair: &mut FramePair,
         time: i64,
     ) -> Result<(i64, Transform), TransformError> {
-        self.view_guard().view.lookup_pair(pair, time)
+        let cur = self.view_guard();
+        match &cur.held {
+            None => cur.view.lookup_pair(pair, time),
+            Some(h) => h
+                .store
+                .lookup_names(pair.target(), pair.source(), time)
+                .map(|t| (t.stamp, t.transform)),
+        }
     }
 
     /// tf2's two-time `lookupTransform`; see [`ArenaView::lookup_transform_full`].
@@ -212,7 +224,9 @@ impl Buffer {
         time: i64,
         timeout: Duration,
     ) -> Result<(), TransformError> {
-        self.wait_for(timeout, |v| v.can_transform(target, source, time))
+        self.wait_for(timeout, |s| {
+            BufferCore::can_transform(s, target, source, time)
+        })
     }
 
     /// tf2_ros's two-time `Buffer::canTransform(target, target_time, source, source_time,
@@ -226,8 +240,8 @@ impl Buffer {
         fixed: &str,
         timeout: Duration,
     ) -> Result<(), TransformError> {
-        self.wait_for(timeout, |v| {
-            v.can_transform_full(target, target_time, source, source_time, fixed)
+        self.wait_for(timeout, |s| {
+            BufferCore::can_transform_full(s, target, target_time, source, source_time, fixed)
         })
     }
 
@@ -268,14 +282,15 @@ impl Buffer {
         self.lookup_transform_full(target, target_time, source, source_time, fixed)
     }
 
-    /// Checks `ready` on the current arena until it succeeds or `timeout` passes, sleeping on
-    /// the arena's notification word in between; returns the last check's result.
+    /// Checks `ready` on the current store until it succeeds or `timeout` passes, sleeping on
+    /// the notification word of the arena that receives data (during a handover, the new one)
+    /// in between; returns the last check's result.
     fn wait_for(
         &self,
         timeout: Duration,
-        mut ready: impl FnMut(&ArenaView) -> Result<(), TransformError>,
+        mut ready: impl FnMut(&BufferStore) -> Result<(), TransformError>,
     ) -> Result<(), TransformError> {
-        let first = ready(&self.view_guard().view);
+        let first = ready(&self.view_guard());
         if first.is_ok() || timeout.is_zero() {
             return first;
         }
@@ -284,18 +299,19 @@ impl Buffer {
         let mut waiting_on: Option<Arc<Attachment>> = None;
         let result = loop {
             let cur = self.shared.current.load_full();
-            if !waiting_on.as_ref().is_some_and(|w| Arc::ptr_eq(w, &cur)) {
+            let att = cur.receiving();
+            if !waiting_on.as_ref().is_some_and(|w| Arc::ptr_eq(w, att)) {
                 if let Some(old) = waiting_on.take() {
                     old.end_wait();
                 }
-                cur.begin_wait();
-                waiting_on = Some(cur.clone());
+                att.begin_wait();
+                waiting_on = Some(att.clone());
             }
-            let header = cur.view.header();
+            let header = att.view.header();
             // Read before checking: a write after the check moves the word, so the sleep
             // below returns at once instead of missing it.
             let seen = notify::seen(header);
-            let r = ready(&cur.view);
+            let r = ready(&cur);
             let now = Instant::now();
             let left = match deadline {
                 _ if r.is_ok() => break r,
@@ -312,13 +328,123 @@ impl Buffer {
     }
 }
 
-/// tf2's queries on the current arena (a lookup in flight keeps its mapping alive); this also
+/// tf2's queries on the current store (a lookup in flight keeps its mappings alive); this also
 /// gives a buffer `frame_exists`, `get_all_frame_names`, `get_parent` and `get_cache_length`.
 impl BufferCore for Buffer {
-    type Store = ArenaView;
+    type Store = BufferStore;
 
-    fn with_store<R>(&self, f: impl FnOnce(&ArenaView) -> R) -> R {
-        f(&self.view_guard().view)
+    fn with_store<R>(&self, f: impl FnOnce(&BufferStore) -> R) -> R {
+        f(&self.view_guard())
+    }
+}
+
+/// What a [`Buffer`] answers from: its arena; or, while it holds its old arena after a bridge
+/// restart, the old and the new arena together ([`HandoverStore`]: fresh data from the new
+/// arena as soon as it has it, everything else from the old one).
+pub struct BufferStore {
+    /// The attachment's view, inline: the normal path reads it with no further indirection.
+    view: ArenaView,
+    att: Arc<Attachment>,
+    held: Option<Held>,
+}
+
+/// The new arena joined while the old one is held.
+struct Held {
+    store: HandoverStore,
+    att: Arc<Attachment>,
+}
+
+impl BufferStore {
+    fn alone(att: Arc<Attachment>) -> BufferStore {
+        BufferStore {
+            view: att.view.clone(),
+            att,
+            held: None,
+        }
+    }
+
+    /// The attachment new data arrives in.
+    fn receiving(&self) -> &Arc<Attachment> {
+        self.held.as_ref().map_or(&self.att, |h| &h.att)
+    }
+}
+
+/// Every method is the arena's, or the handover store's during a hold.
+impl FrameStore for BufferStore {
+    #[inline]
+    fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
+        match &self.held {
+            None => self.view.frame_id(name),
+            Some(h) => h.store.frame_id(name),
+        }
+    }
+    #[inline]
+    fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        match &self.held {
+            None => self.view.frame_name(id),
+            Some(h) => h.store.frame_name(id),
+        }
+    }
+    #[inline]
+    fn frame_count(&self) -> FrameId {
+        match &self.held {
+            None => self.view.frame_count(),
+            Some(h) => h.store.frame_count(),
+        }
+    }
+    #[inline]
+    fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
+        match &self.held {
+            None => self.view.link_at(id, time, interpolate),
+            Some(h) => h.store.link_at(id, time, interpolate),
+        }
+    }
+    #[inline]
+    fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
+        match &self.held {
+            None => self.view.latest_time_and_parent(id),
+            Some(h) => h.store.latest_time_and_parent(id),
+        }
+    }
+    #[inline]
+    fn is_static(&self, id: FrameId) -> Result<bool, ArenaError> {
+        match &self.held {
+            None => self.view.is_static(id),
+            Some(h) => h.store.is_static(id),
+        }
+    }
+    #[inline]
+    fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
+        match &self.held {
+            None => self.view.history_span(id),
+            Some(h) => h.store.history_span(id),
+        }
+    }
+    #[inline]
+    fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        match &self.held {
+            None => self.view.authority(id),
+            Some(h) => h.store.authority(id),
+        }
+    }
+    #[inline]
+    fn cache_time_ns(&self) -> i64 {
+        match &self.held {
+            None => self.view.cache_time_ns(),
+            Some(h) => h.store.cache_time_ns(),
+        }
+    }
+    #[inline]
+    fn lookup_names<'a>(
+        &self,
+        target: &'a str,
+        source: &'a str,
+        time: i64,
+    ) -> Result<TransformStamped<'a>, TransformError> {
+        match &self.held {
+            None => self.view.lookup_names(target, source, time),
+            Some(h) => h.store.lookup_names(target, source, time),
+        }
     }
 }
 
@@ -365,17 +491,17 @@ impl Shared {
     fn monitor(&self) {
         loop {
             let cur = self.current.load_full();
-            let (stop, hung_up) = self.wait(Some(&cur.conn), None);
+            let (stop, hung_up) = self.wait(Some(&cur.att.conn), None);
             if stop {
                 return;
             }
             if hung_up {
-                let old_view = cur.view.clone();
+                let old = cur.att.clone();
                 // Only the swap may drop the old attachment (and its slot byte) from here on.
                 drop(cur);
-                let stop = self.reattach(&old_view);
+                let stop = self.reattach(&old);
                 // Waits sleeping on the old arena move to the new one (or see the stop).
-                notify::wake_all(old_view.header());
+                notify::wake_all(old.view.header());
                 if stop {
                     return;
                 }
@@ -384,10 +510,11 @@ impl Shared {
     }
 
     /// The owner is gone: the current attachment keeps answering while we retry joining, and
-    /// after joining until the new arena is ready (see [`crate::rendezvous::handover`]).
-    /// Returns whether a stop was requested.
-    fn reattach(&self, old: &ArenaView) -> bool {
-        let old_instance = old.identity().instance_uuid;
+    /// after joining it answers together with the new arena until that one is ready (see
+    /// [`crate::rendezvous::handover`] and [`HandoverStore`]). Returns whether a stop was
+    /// requested.
+    fn reattach(&self, old: &Arc<Attachment>) -> bool {
+        let old_instance = old.view.identity().instance_uuid;
         let mut pause = RETRY;
         loop {
             if self.wait(None, Some(pause)).0 {
@@ -395,6 +522,7 @@ impl Shared {
             }
             match join(&self.spec) {
                 Ok(att) => {
+                    let att = Arc::new(att);
                     let new_instance = att.view.identity().instance_uuid != old_instance;
                     if new_instance {
                         match self.hold_until_ready(old, &att) {
@@ -405,7 +533,7 @@ impl Shared {
                     }
                     // Swap first, count second: whoever sees the new count also sees the
                     // new arena (and no longer our old slot).
-                    self.current.store(Arc::new(att));
+                    self.current.store(Arc::new(BufferStore::alone(att)));
                     if new_instance {
                         self.arena_swaps.fetch_add(1, Ordering::SeqCst);
                     }
@@ -419,19 +547,39 @@ impl Shared {
         }
     }
 
-    /// Keeps answering from `old` until `new` may take over, checking every `RETRY`.
-    fn hold_until_ready(&self, old: &ArenaView, new: &Attachment) -> Hold {
-        let mut handover = Handover::new(old, Instant::now());
-        loop {
+    /// Answers from `old` and `new` together until `new` may take over alone, checking every
+    /// `RETRY`. Ends answering from `old` alone unless it returns [`Hold::Swap`].
+    fn hold_until_ready(&self, old: &Arc<Attachment>, new: &Arc<Attachment>) -> Hold {
+        let mut handover = Handover::new(&old.view, Instant::now());
+        // An old arena whose frame table cannot be read answers alone, as it did before.
+        if let Ok(store) = HandoverStore::new(old.view.clone(), new.view.clone()) {
+            self.current.store(Arc::new(BufferStore {
+                view: old.view.clone(),
+                att: old.clone(),
+                held: Some(Held {
+                    store,
+                    att: new.clone(),
+                }),
+            }));
+            // Waits sleeping on the old arena move to the new one, where data now arrives.
+            notify::wake_all(old.view.header());
+        }
+        let end = loop {
             if handover.swap_now(&new.view, Instant::now()) {
-                return Hold::Swap;
+                break Hold::Swap;
             }
             match self.wait(Some(&new.conn), Some(RETRY)) {
-                (true, _) => return Hold::Stop,
-                (_, true) => return Hold::OwnerGone,
+                (true, _) => break Hold::Stop,
+                (_, true) => break Hold::OwnerGone,
                 _ => {}
             }
+        };
+        if !matches!(end, Hold::Swap) {
+            self.current
+                .store(Arc::new(BufferStore::alone(old.clone())));
+            notify::wake_all(new.view.header());
         }
+        end
     }
 }
 

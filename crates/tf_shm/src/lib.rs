@@ -25,6 +25,7 @@ pub mod arena;
 pub mod buffer;
 pub mod error;
 pub mod fast_path;
+pub mod handover_store;
 pub mod history;
 pub mod inspect;
 pub mod math;
@@ -43,7 +44,7 @@ pub mod walk;
 pub mod writer;
 
 pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, SharedArena};
-pub use buffer::Buffer;
+pub use buffer::{Buffer, BufferStore};
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
 pub use queries::BufferCore;
 pub use rendezvous::{Mode, Open, OpenError, Owner};

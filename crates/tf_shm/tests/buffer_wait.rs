@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rendezvous_support::*;
 use tf_shm::validate::TransformInput;
-use tf_shm::{Buffer, Owner};
+use tf_shm::{Buffer, FramePair, Mode, Owner};
 
 const S: i64 = 1_000_000_000;
 
@@ -155,6 +155,84 @@ fn a_wait_follows_the_arena_to_a_restarted_owner() {
         let (r, elapsed) = waiter.join().unwrap();
         r.expect("the new owner's frame");
         assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+        // The new arena holds the old one's frames: the buffer swaps to it within its polling
+        // period (the wait may have answered from the hold just before).
+        let start = Instant::now();
+        while buffer.arena_swaps() == 0 && start.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert_eq!(buffer.arena_swaps(), 1);
     });
+}
+
+#[test]
+fn a_wait_during_a_hold_wakes_on_the_new_arenas_data() {
+    let dir = TestDir::new("wait-hold");
+    let (mut first, _) = owner_child(&dir, 1.0);
+    let buffer = dir.open().open().expect("consumer");
+    first.kill();
+    // Not ready and without the old arena's frames: the buffer holds the old arena.
+    let mut second = dir
+        .open()
+        .runtime_dir(dir.path())
+        .mode(Mode::ReadWrite)
+        .create(small_config())
+        .require_create(true)
+        .defer_ready(true)
+        .open_owner()
+        .expect("owner");
+    // The buffer re-joins within its retry period (20 ms) and holds.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        buffer.arena_swaps(),
+        0,
+        "held: not ready, old frames missing"
+    );
+    let rounds = 7;
+    let mut latencies = std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            (0..rounds)
+                .map(|k| {
+                    let frame = format!("fresh{k}");
+                    let r = buffer.can_transform_timeout("map", &frame, 0, Duration::from_secs(10));
+                    r.expect("the new arena's frame, through the hold");
+                    Instant::now()
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut writes = Vec::new();
+        for k in 0..rounds {
+            // Odd delays, so the write falls at varied phases of any periodic re-check.
+            std::thread::sleep(Duration::from_millis(37 + 23 * k as u64));
+            writes.push(Instant::now());
+            write(&mut second, &format!("fresh{k}"), S, k as f64);
+        }
+        let done = waiter.join().unwrap();
+        done.iter()
+            .zip(&writes)
+            .map(|(d, w)| d.duration_since(*w))
+            .collect::<Vec<_>>()
+    });
+    latencies.sort();
+    // Woken by the new arena's writes, not found by the 200 ms re-check.
+    assert!(
+        latencies[rounds / 2] < Duration::from_millis(30),
+        "{latencies:?}"
+    );
+    assert_eq!(buffer.arena_swaps(), 0, "answered before any swap");
+    // The old arena's frames keep answering alongside.
+    let t = buffer
+        .lookup_transform("map", "base", 0)
+        .expect("old frame");
+    assert_eq!(t.transform.translation[0], 1.0);
+    let t = buffer
+        .lookup_transform("map", "fresh3", 0)
+        .expect("new frame");
+    assert_eq!(t.transform.translation[0], 3.0);
+    // The pair API answers through the hold too, by the pair's names.
+    let mut pair = FramePair::new("base", "fresh3");
+    let (_, t) = buffer
+        .lookup_pair(&mut pair, 0)
+        .expect("pair across both arenas");
+    assert_eq!(t.translation[0], 2.0);
 }

@@ -1,0 +1,365 @@
+//! The frame store a consumer answers from while it holds its old arena after a bridge
+//! restart: the old arena (its writer is gone, its data stays valid) and the new one (filling
+//! up) seen as the one buffer a tf2_ros listener would have kept across the restart.
+//!
+//! * Ids: the old arena's ids first (unchanged), then the frames only the new arena has, in the
+//!   order the new arena's table names them. Ids are never reused or renumbered while the
+//!   store lives, so ids a walk resolved stay valid while the new table grows.
+//! * A frame's cache is what tf2's would hold had it received the old arena's samples and then
+//!   the new arena's: a dynamic frame's history is the old samples older than the new arena's
+//!   oldest, then the new arena's samples (time 0 answers the new data as soon as there is any;
+//!   times inside the restart gap interpolate across it), with tf2's pruning to the cache time;
+//!   a static frame is the new arena's once it has one, else the old one's. A frame whose kind
+//!   changed takes the new kind with the new data only (tf2 ROS 2 replaces a cache whose kind
+//!   changes). A frame the new arena has no data for yet answers from the old arena alone.
+//! * Parents are translated by name into this id space.
+//!
+//! Answers cost an allocation and a copy of the new arena's history per link, which is fine
+//! for the few seconds a hold lasts; the normal path never comes here.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::ArenaError;
+use crate::history::get_data;
+use crate::sample::{FrameId, Sample, NO_FRAME};
+use crate::store::{FrameStore, History, HistorySpan, LinkAt};
+use crate::view::ArenaView;
+
+/// One frame's cache in one arena.
+#[derive(Clone, Debug)]
+enum Cache {
+    /// No cache (only seen as a parent).
+    None,
+    Static(Sample),
+    /// Oldest first; may be empty (cleared).
+    Dynamic(Vec<Sample>),
+}
+
+fn read_cache(view: &ArenaView, id: FrameId) -> Result<Cache, ArenaError> {
+    if view.is_static(id)? {
+        let s = view.frame_samples(id)?;
+        return Ok(s.first().map_or(Cache::None, |s| Cache::Static(*s)));
+    }
+    match view.latest_time_and_parent(id)? {
+        None => Ok(Cache::None),
+        Some(_) => Ok(Cache::Dynamic(view.frame_samples(id)?)),
+    }
+}
+
+/// The composite of an old and a new arena; see the module docs.
+pub struct HandoverStore {
+    old: ArenaView,
+    new: ArenaView,
+    /// Old names by id (index 0 unused); the old arena's table no longer changes.
+    old_names: Vec<String>,
+    old_ids: HashMap<String, FrameId>,
+    map: Mutex<Mapping>,
+}
+
+/// What is known of the new arena's table so far (grows only).
+#[derive(Default)]
+struct Mapping {
+    /// New ids mapped so far: `1..mapped`.
+    mapped: FrameId,
+    /// New id → id here (index 0 = `NO_FRAME`).
+    new_to_here: Vec<FrameId>,
+    /// Id here → new id, for ids known to the new arena.
+    here_to_new: HashMap<FrameId, FrameId>,
+    /// Names of the frames only the new arena has, in id order after the old ones.
+    appended: Vec<String>,
+    /// Old caches read so far (the old arena no longer changes).
+    old_caches: HashMap<FrameId, Arc<Result<Cache, ArenaError>>>,
+}
+
+/// A frame's effective cache here.
+enum Effective {
+    None,
+    Static(Sample),
+    Dynamic(Merged),
+}
+
+/// The old arena's samples `lo..hi` followed by the new arena's samples.
+struct Merged {
+    old: Arc<Result<Cache, ArenaError>>,
+    lo: usize,
+    hi: usize,
+    new: Vec<Sample>,
+}
+
+impl Merged {
+    fn old_samples(&self) -> &[Sample] {
+        match self.old.as_ref() {
+            Ok(Cache::Dynamic(v)) => &v[self.lo..self.hi],
+            _ => &[],
+        }
+    }
+}
+
+impl History for Merged {
+    fn len(&self) -> usize {
+        (self.hi - self.lo) + self.new.len()
+    }
+    fn stamp(&self, i: usize) -> i64 {
+        self.sample(i).stamp
+    }
+    fn sample(&self, i: usize) -> Sample {
+        let old = self.old_samples();
+        match old.get(i) {
+            Some(s) => *s,
+            None => self.new[i - old.len()],
+        }
+    }
+}
+
+impl HandoverStore {
+    /// The composite of `old` (whose writer is gone) and `new`.
+    ///
+    /// Errors: [`ArenaError`] when the old arena's frame table cannot be read.
+    pub fn new(old: ArenaView, new: ArenaView) -> Result<HandoverStore, ArenaError> {
+        let count = old.frame_count();
+        let mut old_names = vec![String::new()];
+        let mut old_ids = HashMap::new();
+        for id in 1..count {
+            let name = old
+                .frame_name(id)?
+                .ok_or(ArenaError::Corrupt { what: "frame.name" })?;
+            old_ids.insert(name.clone(), id);
+            old_names.push(name);
+        }
+        Ok(HandoverStore {
+            old,
+            new,
+            old_names,
+            old_ids,
+            map: Mutex::new(Mapping {
+                mapped: 1,
+                new_to_here: vec![NO_FRAME],
+                ..Mapping::default()
+            }),
+        })
+    }
+
+    /// The new arena.
+    pub fn new_view(&self) -> &ArenaView {
+        &self.new
+    }
+
+    /// The old arena.
+    pub fn old_view(&self) -> &ArenaView {
+        &self.old
+    }
+
+    fn old_count(&self) -> FrameId {
+        self.old_names.len() as FrameId
+    }
+
+    /// The mapping, extended to every frame the new arena's table holds now.
+    fn mapping(&self) -> Result<MutexGuard<'_, Mapping>, ArenaError> {
+        let mut m = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let count = self.new.frame_count();
+        while m.mapped < count {
+            let nid = m.mapped;
+            let name = self
+                .new
+                .frame_name(nid)?
+                .ok_or(ArenaError::Corrupt { what: "frame.name" })?;
+            let here = match self.old_ids.get(&name) {
+                Some(&id) => id,
+                None => {
+                    m.appended.push(name);
+                    self.old_count() + m.appended.len() as FrameId - 1
+                }
+            };
+            m.new_to_here.push(here);
+            m.here_to_new.insert(here, nid);
+            m.mapped += 1;
+        }
+        Ok(m)
+    }
+
+    fn old_cache(&self, m: &mut Mapping, id: FrameId) -> Option<Arc<Result<Cache, ArenaError>>> {
+        if id == NO_FRAME || id >= self.old_count() {
+            return None;
+        }
+        Some(
+            m.old_caches
+                .entry(id)
+                .or_insert_with(|| Arc::new(read_cache(&self.old, id)))
+                .clone(),
+        )
+    }
+
+    /// Frame `id`'s cache as tf2 would hold it (see the module docs).
+    fn effective(&self, id: FrameId) -> Result<Effective, ArenaError> {
+        let (old, new_id) = {
+            let mut m = self.mapping()?;
+            (self.old_cache(&mut m, id), m.here_to_new.get(&id).copied())
+        };
+        let mut new = match new_id {
+            Some(n) => read_cache(&self.new, n)?,
+            None => Cache::None,
+        };
+        {
+            // Taken after reading the samples, so it knows every parent they name.
+            let m = self.mapping()?;
+            let here = |s: &mut Sample| {
+                s.parent = m.new_to_here.get(s.parent as usize).copied()?;
+                Some(())
+            };
+            let translated = match &mut new {
+                Cache::Static(s) => here(s),
+                Cache::Dynamic(v) => v.iter_mut().try_for_each(here),
+                Cache::None => Some(()),
+            };
+            translated.ok_or(ArenaError::Corrupt { what: "parent" })?;
+        }
+        let old = old.filter(|o| !matches!(o.as_ref(), Ok(Cache::None)));
+        Ok(match (new, old) {
+            (Cache::Static(s), _) => Effective::Static(s),
+            (Cache::Dynamic(v), old) if !v.is_empty() => {
+                let old = old.unwrap_or_else(|| Arc::new(Ok(Cache::None)));
+                let (lo, hi) = match old.as_ref() {
+                    Ok(Cache::Dynamic(o)) => self.old_range(o, &v),
+                    _ => (0, 0),
+                };
+                Effective::Dynamic(Merged {
+                    old,
+                    lo,
+                    hi,
+                    new: v,
+                })
+            }
+            // Nothing new yet: the old cache alone.
+            (_, Some(old)) => match old.as_ref() {
+                Err(e) => return Err(e.clone()),
+                Ok(Cache::Static(s)) => Effective::Static(*s),
+                Ok(Cache::Dynamic(o)) => {
+                    let hi = o.len();
+                    Effective::Dynamic(Merged {
+                        old,
+                        lo: 0,
+                        hi,
+                        new: Vec::new(),
+                    })
+                }
+                Ok(Cache::None) => Effective::None,
+            },
+            (Cache::Dynamic(v), None) => Effective::Dynamic(Merged {
+                old: Arc::new(Ok(Cache::None)),
+                lo: 0,
+                hi: 0,
+                new: v,
+            }),
+            (Cache::None, None) => Effective::None,
+        })
+    }
+
+    /// Which of the old samples `o` precede the new samples `v` (non-empty) in the merged
+    /// history: those older than the new oldest, minus what tf2 prunes when the last sample
+    /// arrives (older than the newest before it by more than the cache time).
+    fn old_range(&self, o: &[Sample], v: &[Sample]) -> (usize, usize) {
+        let oldest_new = v[0].stamp;
+        let hi = o.partition_point(|s| s.stamp < oldest_new);
+        let before_last = if v.len() >= 2 {
+            Some(v[v.len() - 2].stamp)
+        } else {
+            o[..hi].last().map(|s| s.stamp)
+        };
+        let lo = match before_last {
+            Some(latest) => {
+                let cache = i128::from(self.cache_time_ns());
+                o[..hi].partition_point(|s| i128::from(s.stamp) + cache < i128::from(latest))
+            }
+            None => 0,
+        };
+        (lo, hi)
+    }
+}
+
+impl FrameStore for HandoverStore {
+    fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
+        if let Some(&id) = self.old_ids.get(name) {
+            return Ok(Some(id));
+        }
+        match self.new.frame_id(name)? {
+            None => Ok(None),
+            Some(n) => Ok(self.mapping()?.new_to_here.get(n as usize).copied()),
+        }
+    }
+
+    fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        if id == NO_FRAME {
+            return Ok(None);
+        }
+        if id < self.old_count() {
+            return Ok(Some(self.old_names[id as usize].clone()));
+        }
+        let m = self.mapping()?;
+        Ok(m.appended.get((id - self.old_count()) as usize).cloned())
+    }
+
+    fn frame_count(&self) -> FrameId {
+        // A damaged new table shows no new-only frame rather than failing every query.
+        let appended = self.mapping().map_or(0, |m| m.appended.len());
+        self.old_count() + appended as FrameId
+    }
+
+    fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
+        Ok(match self.effective(id)? {
+            Effective::None => LinkAt::NoCache,
+            // tf2's StaticCache answers any time with the requested stamp.
+            Effective::Static(s) => LinkAt::Sample(Sample { stamp: time, ..s }),
+            Effective::Dynamic(h) => match get_data(&h, time, interpolate) {
+                Ok(s) => LinkAt::Sample(s),
+                Err(e) => LinkAt::Failed(e),
+            },
+        })
+    }
+
+    fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
+        Ok(match self.effective(id)? {
+            Effective::None => None,
+            Effective::Static(s) => Some((0, s.parent)),
+            Effective::Dynamic(h) => Some(match h.len() {
+                0 => (0, NO_FRAME),
+                n => {
+                    let s = h.sample(n - 1);
+                    (s.stamp, s.parent)
+                }
+            }),
+        })
+    }
+
+    fn is_static(&self, id: FrameId) -> Result<bool, ArenaError> {
+        Ok(matches!(self.effective(id)?, Effective::Static(_)))
+    }
+
+    fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
+        Ok(match self.effective(id)? {
+            Effective::Dynamic(h) if !h.is_empty() => Some(HistorySpan {
+                oldest: h.stamp(0),
+                newest: h.stamp(h.len() - 1),
+                len: h.len(),
+            }),
+            _ => None,
+        })
+    }
+
+    fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        let new_id = self.mapping()?.here_to_new.get(&id).copied();
+        if let Some(n) = new_id {
+            if let Some(a) = self.new.authority(n)? {
+                return Ok(Some(a));
+            }
+        }
+        if id != NO_FRAME && id < self.old_count() {
+            return self.old.authority(id);
+        }
+        Ok(None)
+    }
+
+    fn cache_time_ns(&self) -> i64 {
+        self.new.cache_time_ns()
+    }
+}
