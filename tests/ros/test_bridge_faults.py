@@ -108,6 +108,9 @@ def test_a_hundred_tf_messages_back_to_back_all_stored(run, busy_cores):
 
 
 def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
+    """20 SIGKILL restarts under a live publisher, 4 consumers: no lookup fails, no answer is
+    wrong, and each consumer answers with the new bridge's data within 1 s of the new bridge
+    receiving it (measured by a probe that opens the new arena fresh after each kill)."""
     restarts = 20
     bridge = run.bridge("bridge0")
     wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
@@ -117,31 +120,53 @@ def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
     probes = [run.start(f"probe{i}", [PROBE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
               for i in range(4)]
     time.sleep(1.0)
+    receipts, kills = [], []
     for k in range(1, restarts + 1):
         bridge.send_signal(signal.SIGKILL)
         bridge.wait()
+        # Stamps newer than this were published after the old bridge died: only the new one
+        # can deliver them.
+        killed = time.time_ns()
+        kills.append(killed)
+        for p in probes:
+            p.stdin.write(f"kill {killed}\n")
+            p.stdin.flush()
+        receipt = run.start(f"receipt{k}", [PROBE, "--receipt-after", str(killed)],
+                            stdout=subprocess.PIPE, text=True)
         bridge = run.bridge(f"bridge{k}")
         # Wait until the new arena is ready and every probe had time to follow it.
         wait_for(f"restart {k}: arena ready", lambda: run.check_alive(bridge, pub, *probes)
                  or doctor(run).get("READY", {}).get("status") == "ok", 30, run, 0.1)
         time.sleep(1.2)
+        out, _ = receipt.communicate(timeout=20)
+        receipts.append(json.loads(out.strip().splitlines()[-1])["receipt_unix_ns"])
     results = []
     for p in probes:
         out, _ = p.communicate(timeout=20)
         results.append(json.loads(out.strip().splitlines()[-1]))
-    summary = []
+    since_kill = sorted((rc - k) / 1e6 for rc, k in zip(receipts, kills))
+    summary = [f"new bridge had /tf data after the kill: p50 {since_kill[len(since_kill) // 2]:.0f} ms "
+               f"max {since_kill[-1]:.0f} ms"]
     for i, r in enumerate(results):
         stale = sorted(s["stale_ms"] for s in r["swaps"])
         wait = sorted(s["swap_after_first_data_ms"] for s in r["swaps"])
+        lag = sorted((f - rc) / 1e6 for f, rc in zip(r["fresh_unix_ns"], receipts) if f is not None)
         summary.append(f"probe{i}: {r['lookups']} lookups, {r['errors']} errors, {r['wrong']} wrong, "
-                       f"{r['generation']} swaps; without fresh data p50 {stale[len(stale) // 2]:.0f} ms "
-                       f"max {stale[-1]:.0f} ms; new data waited p50 {wait[len(wait) // 2]:.0f} ms "
-                       f"max {wait[-1]:.0f} ms")
+                       f"{r['generation']} swaps; fresh data after the new bridge had it "
+                       f"p50 {lag[len(lag) // 2]:.0f} ms max {lag[-1]:.0f} ms; "
+                       f"without fresh data p50 {stale[len(stale) // 2]:.0f} ms max {stale[-1]:.0f} ms; "
+                       f"swap after the new arena's first data p50 {wait[len(wait) // 2]:.0f} ms "
+                       f"max {wait[-1]:.0f} ms" if lag else f"probe{i}: no fresh data: {r}")
     print("\n".join(summary))
     for i, r in enumerate(results):
         assert r["errors"] == 0, f"probe{i}: {r['errors']} failed lookups, first: {r['first_error']}\n{summary}"
         assert r["wrong"] == 0, f"probe{i}: {r['wrong']} wrong answers"
         assert r["generation"] == restarts, f"probe{i} followed {r['generation']} of {restarts} restarts"
+        assert len(r["fresh_unix_ns"]) == restarts
+        for k, (fresh, rc) in enumerate(zip(r["fresh_unix_ns"], receipts), 1):
+            assert fresh is not None, f"probe{i} never answered with restart {k}'s data\n{summary}"
+            assert fresh - rc < 10**9, \
+                f"probe{i}, restart {k}: fresh data {(fresh - rc) / 1e6:.0f} ms after the new bridge had it\n{summary}"
         for s in r["swaps"]:
             # Bounded by the bridge's ready grace (6 s) plus the consumer's cover wait.
             assert s["swap_after_create_ms"] < 8000, f"probe{i} swapped late: {s}"

@@ -2,20 +2,30 @@
 //! map -> sensor at time 0 every millisecond through a [`tf_shm::Buffer`] and checks each
 //! answer against the formula tests/ros/tf_faults_publisher.py publishes (`live` mode):
 //! map -> base_link at stamp s has x = s mod 100, y = 0.5, yaw = s mod 10; base_link -> sensor
-//! is (0.1, 0.2, 0.3). Until stdin closes; then prints one JSON line:
-//! `{"lookups", "errors", "first_error", "wrong", "generation", "swaps": [{"stale_ms",
-//! "swap_after_first_data_ms", "swap_after_create_ms"}]}` where `stale_ms` is the oldest
-//! answer's age (wall clock minus its stamp) between two swaps — how long the consumer went
-//! without fresh data around a restart — and `swap_after_first_data_ms` how long the new
-//! arena held /tf data (its oldest stamp) before this consumer swapped to it. Errors count
-//! from the first good answer on.
+//! is (0.1, 0.2, 0.3). Reads lines `kill <unix ns>` on stdin (the test killed the bridge then);
+//! when stdin closes, prints one JSON line:
+//! `{"lookups", "errors", "first_error", "wrong", "generation", "fresh_unix_ns": [..],
+//! "swaps": [{"stale_ms", "swap_after_first_data_ms", "swap_after_create_ms"}]}` where
+//! `fresh_unix_ns[k]` is when this consumer first answered with a stamp newer than the k-th
+//! kill (data only the new bridge can have had; `null` if never), `stale_ms` is the oldest
+//! answer's age (wall clock minus its stamp) between two swaps and `swap_after_first_data_ms`
+//! how long the new arena held /tf data (its oldest stamp) before this consumer swapped to it.
+//! Errors count from the first good answer on.
 //!
-//! Usage: `restart_probe` (rendezvous from the environment, as any consumer).
+//! With `--receipt-after <unix ns>`: opens the arena fresh (so no hold of an older arena can
+//! delay what it sees), polls map -> base_link's newest stamp every 0.2 ms until it is newer
+//! than the given time, prints `{"receipt_unix_ns": ..}` (when the new bridge had received
+//! such data, within the poll period) and exits.
+//!
+//! Usage: `restart_probe [--receipt-after NS]` (rendezvous from the environment, as any
+//! consumer).
 
-use std::io::Read;
+use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tf_shm::store::FrameStore;
 
 use tf_shm::time::unix_now_ns;
 
@@ -31,23 +41,64 @@ fn expected(stamp_ns: i64) -> [f64; 3] {
 /// until stdin closes, then prints one JSON line of what it saw (see the file's docs).
 #[derive(clap::Parser)]
 #[command(name = "restart_probe")]
-struct Args {}
+struct Args {
+    /// Open the arena fresh, wait until map -> base_link has a stamp newer than this (ns since
+    /// the Unix epoch), print when, and exit.
+    #[arg(long, value_name = "NS")]
+    receipt_after: Option<i64>,
+}
 
-fn main() {
-    let _: Args = clap::Parser::parse();
-    let buffer = tf_shm::Open::new()
+fn open() -> tf_shm::Buffer {
+    tf_shm::Open::new()
         .participant_name("restart_probe")
         .await_open(Duration::from_secs(30))
         .unwrap_or_else(|e| {
             eprintln!("restart_probe: {e}");
             std::process::exit(2)
-        });
+        })
+}
+
+/// When the arena first holds a map -> base_link stamp newer than `after`.
+fn receipt(after: i64) -> ! {
+    let buffer = open();
+    loop {
+        let view = buffer.view();
+        let newest = view
+            .frame_id("base_link")
+            .ok()
+            .flatten()
+            .and_then(|id| view.latest_time_and_parent(id).ok().flatten());
+        if newest.is_some_and(|(stamp, _)| stamp > after) {
+            println!("{{\"receipt_unix_ns\":{}}}", unix_now_ns());
+            std::process::exit(0);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+fn main() {
+    let args: Args = clap::Parser::parse();
+    if let Some(after) = args.receipt_after {
+        receipt(after);
+    }
+    let buffer = open();
     let done = Arc::new(AtomicBool::new(false));
-    let d = done.clone();
+    let kills = Arc::new(Mutex::new(Vec::<i64>::new()));
+    let (d, k) = (done.clone(), kills.clone());
     std::thread::spawn(move || {
-        let _ = std::io::stdin().read_to_end(&mut Vec::new());
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if let Some(ns) = line
+                .strip_prefix("kill ")
+                .and_then(|n| n.trim().parse().ok())
+            {
+                k.lock().unwrap().push(ns);
+            }
+        }
         d.store(true, Ordering::SeqCst);
     });
+    // Per kill: when an answer first carried a stamp newer than it.
+    let mut fresh: Vec<Option<i64>> = Vec::new();
     let (mut lookups, mut errors, mut wrong) = (0u64, 0u64, 0u64);
     let mut first_error = String::new();
     let mut seen_good = false;
@@ -85,7 +136,15 @@ fn main() {
                 if off > 1e-6 {
                     wrong += 1;
                 }
-                peak_stale = peak_stale.max(unix_now_ns() - t.stamp);
+                let now = unix_now_ns();
+                peak_stale = peak_stale.max(now - t.stamp);
+                let kills = kills.lock().unwrap();
+                fresh.resize(kills.len(), None);
+                for (f, kill) in fresh.iter_mut().zip(kills.iter()) {
+                    if f.is_none() && t.stamp > *kill {
+                        *f = Some(now);
+                    }
+                }
             }
             Err(e) if seen_good => {
                 errors += 1;
@@ -97,10 +156,16 @@ fn main() {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+    fresh.resize(kills.lock().unwrap().len(), None);
+    let fresh: Vec<String> = fresh
+        .iter()
+        .map(|f| f.map_or("null".into(), |t| t.to_string()))
+        .collect();
     println!(
         "{{\"lookups\":{lookups},\"errors\":{errors},\"first_error\":{:?},\"wrong\":{wrong},\
-         \"generation\":{generation},\"swaps\":[{}]}}",
+         \"generation\":{generation},\"fresh_unix_ns\":[{}],\"swaps\":[{}]}}",
         first_error,
+        fresh.join(","),
         swaps.join(",")
     );
 }
