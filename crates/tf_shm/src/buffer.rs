@@ -147,10 +147,7 @@ impl Buffer {
         let cur = self.view_guard();
         match &cur.held {
             None => cur.view.lookup_pair(pair, time),
-            Some(h) => h
-                .store
-                .lookup_names(pair.target(), pair.source(), time)
-                .map(|t| (t.stamp, t.transform)),
+            Some(h) => h.lookup_pair(pair, time),
         }
     }
 
@@ -352,6 +349,18 @@ pub struct BufferStore {
 struct Held {
     store: HandoverStore,
     att: Arc<Attachment>,
+}
+
+impl Held {
+    /// A pair's lookup during a hold: by its names, through the handover store (kept out of
+    /// line: the normal path must not pay for it).
+    #[cold]
+    #[inline(never)]
+    fn lookup_pair(&self, pair: &FramePair, time: i64) -> Result<(i64, Transform), TransformError> {
+        self.store
+            .lookup_names(pair.target(), pair.source(), time)
+            .map(|t| (t.stamp, t.transform))
+    }
 }
 
 impl BufferStore {
