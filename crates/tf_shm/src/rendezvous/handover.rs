@@ -2,13 +2,14 @@
 //!
 //! Swapping at once to a freshly created arena would answer "frame does not exist" until the
 //! new bridge has received everything again; tf2_ros users never see that when a publisher
-//! restarts, because their buffer keeps its data. So the consumer keeps answering from the
-//! arena it has (its owner is gone, its data stays valid) and swaps when the new one holds,
-//! with data, every frame the old one held with data; or, bounded, when the new one has been
-//! *ready* — declared by its writer in the header ([`crate::ArenaWriter::declare_ready`]:
-//! it has received what it must have first) — for `COVER_WAIT` (frames that are gone for good
-//! do not hold a consumer back); or `MAX_HOLD` after joining, ready or not (a writer that never
-//! declares is still followed).
+//! restarts, because their buffer keeps its data. So the consumer keeps the arena it has (its
+//! owner is gone, its data stays valid) and, until the swap, answers from both arenas as one
+//! buffer ([`crate::handover_store`]); it swaps when the new one holds, with data, every frame
+//! the old one held with data; or, bounded, when the new one has been *ready* — declared by
+//! its writer in the header ([`crate::ArenaWriter::declare_ready`]: it has received what it
+//! must have first) — for `COVER_WAIT` (frames that are gone for good do not hold a consumer
+//! back); or `MAX_HOLD` after joining, ready or not (a writer that never declares is still
+//! followed).
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

@@ -5,8 +5,10 @@
 //! when the creator dies) and serves `<name>.sock`, a `SOCK_SEQPACKET` socket on which a joiner
 //! sends one hello and receives the sealed memfd, read-only. The joiner keeps the connection for
 //! as long as it is attached: a hang-up tells it the owner died. A [`Buffer`](crate::Buffer)
-//! then keeps answering from the mapping it has and re-attaches by itself when a new owner
-//! serves a new arena.
+//! then keeps answering from the mapping it has, re-attaches by itself when a new owner serves
+//! a new arena, answers from both arenas together ([`crate::handover_store`]) until the new one
+//! is ready (the swap rule: the new arena holds the old one's frames, or was declared ready
+//! 500 ms ago, or 8 s passed), then from the new one alone.
 //!
 //! ```no_run
 //! // Needs a running tf_shm_bridge for this ROS domain.
