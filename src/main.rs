@@ -9,11 +9,11 @@ mod logging;
 mod params;
 mod ratelimit;
 mod ready;
+mod rendezvous_log;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -30,10 +30,7 @@ use intake::Intake;
 use params::{Cli, Param, Settings};
 use ratelimit::RateLimiter;
 use ready::Readiness;
-
-/// Owner-server events (refusals, drops, handshake abuse) logged per period, in all.
-const RENDEZVOUS_LOG_PERIOD: Duration = Duration::from_secs(10);
-const RENDEZVOUS_LOG_BUDGET: u32 = 20;
+use rendezvous_log::RendezvousLog;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
@@ -90,39 +87,14 @@ fn ros_params(node: &r2r::Node) -> HashMap<String, Param> {
         .collect()
 }
 
-/// Logs owner-server events through a rate limiter: a peer that floods the socket gets a
-/// bounded number of lines, and the next line says how many were held back.
-fn rendezvous_logger() -> impl Fn(&str) + Send + Sync + 'static {
-    let limiter = Mutex::new(RateLimiter::<String>::new(
-        RENDEZVOUS_LOG_PERIOD,
-        RENDEZVOUS_LOG_BUDGET,
-        64,
-    ));
-    move |e: &str| {
-        let mut l = limiter.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        let held = l.take_summary(now);
-        if let Some(n) = held {
-            tracing::warn!("rendezvous: {n} more events in the last 10 s were not logged");
-        }
-        // Events of one kind differ only in pids, slots and counts: one key per kind.
-        let kind: String = e.chars().filter(|c| !c.is_ascii_digit()).collect();
-        match l.check(kind, now) {
-            Some(0) => tracing::warn!("rendezvous: {e}"),
-            Some(n) => tracing::warn!("rendezvous: {e} ({n} more like it since the last report)"),
-            None => {}
-        }
-    }
-}
-
-fn open_arena(s: &Settings) -> Result<Owner, String> {
+fn open_arena(s: &Settings, log: &RendezvousLog) -> Result<Owner, String> {
     let mut open = Open::new()
         .mode(Mode::ReadWrite)
         .create(s.arena.clone())
         .require_create(true)
         .participant_name("tf_shm_bridge")
         .defer_ready(true)
-        .on_event(rendezvous_logger());
+        .on_event(log.hook());
     if let Some(name) = &s.arena_name {
         open = open.name(name);
     }
@@ -186,7 +158,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     apply_log_level(&node, &settings)?;
     let use_sim_time = matches!(ros.get("use_sim_time"), Some(Param::Bool(true)));
 
-    let mut owner = open_arena(&settings)?;
+    let rendezvous_log = RendezvousLog::default();
+    let mut owner = open_arena(&settings, &rendezvous_log)?;
     let stats = owner.view().stats();
     tracing::info!(
         "serving arena {} ({} MiB, {} frames max, cache time {} s, pool {} MiB) on {}",
@@ -250,6 +223,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             _ = tick.tick() => {
                 check_clock = true;
                 ingest.report_held_back();
+                rendezvous_log.flush();
                 let lost = intake.shared.lost.load(Ordering::Relaxed);
                 if lost > lost_reported {
                     owner.writer().set_messages_lost(lost);

@@ -103,6 +103,28 @@ impl<K: Hash + Eq> RateLimiter<K> {
     }
 }
 
+impl<K: Hash + Eq + Clone> RateLimiter<K> {
+    /// Per key, the occurrences held back since its last line, for keys that have logged a
+    /// line at least a period ago and had repeats since (each then counts as logged `now`).
+    /// Call it periodically so a count is reported even when the key never occurs again.
+    /// Keys held back by the budget before ever logging are left to [`RateLimiter::take_summary`].
+    pub fn take_held(&mut self, now: Instant) -> Vec<(K, u64)> {
+        let period = self.period;
+        self.seen
+            .iter_mut()
+            .filter(|(_, s)| {
+                s.suppressed > 0
+                    && s.last_logged
+                        .is_some_and(|t| now.duration_since(t) >= period)
+            })
+            .map(|(k, s)| {
+                s.last_logged = Some(now);
+                (k.clone(), std::mem::take(&mut s.suppressed))
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +156,25 @@ mod tests {
         assert_eq!(r.take_summary(t0 + P), None);
         // A new window has its own budget.
         assert_eq!(r.check(200_000, t0 + P), Some(0));
+    }
+
+    #[test]
+    fn held_back_repeats_are_reported_once_their_period_is_over_without_a_next_line() {
+        let t0 = Instant::now();
+        let mut r = RateLimiter::new(P, 1, 100);
+        assert_eq!(r.check("a", t0), Some(0));
+        for i in 1..=3 {
+            assert_eq!(r.check("a", t0 + Duration::from_secs(i)), None);
+        }
+        // Budget-held and never logged: the summary's.
+        assert_eq!(r.check("b", t0), None);
+        assert!(r.take_held(t0 + Duration::from_secs(9)).is_empty());
+        assert_eq!(r.take_held(t0 + P), vec![("a", 3)]);
+        assert!(r.take_held(t0 + P + P).is_empty(), "reported once");
+        assert_eq!(r.take_summary(t0 + P), Some(1));
+        // The report counts as the key's line: a repeat within the period is held back.
+        assert_eq!(r.check("a", t0 + P + Duration::from_secs(1)), None);
+        assert_eq!(r.take_held(t0 + P + P), vec![("a", 1)]);
     }
 
     #[test]
