@@ -1,33 +1,28 @@
 //! [`Buffer`]: a consumer's handle on the arena of its domain, which outlives the bridge.
 //!
-//! Lookups read the current store through an [`ArcSwap`]: one atomic load, no allocation, no
-//! lock, no syscall. A background thread waits for the owner's connection to hang up; the
-//! mapping it has keeps answering (its history stays valid, newer times extrapolate as tf2
-//! would), and the thread retries joining every 20 ms until an owner serves again (every
-//! second while an owner refuses us, e.g. a bridge of another version). Once a new arena is
-//! joined, the buffer answers from the old and the new arena together
-//! ([`crate::handover_store`]: the new arena's data as soon as it has any, the old arena's for
-//! what it does not have yet), and waits wake on the new arena's writes; when the new arena is
-//! ready (see `rendezvous::handover`) it is swapped in alone and [`Buffer::arena_swaps`] goes
-//! up. A lookup in flight keeps the mappings it started with alive until it returns, so no
-//! answer is torn or dangling.
+//! Lookups read the current store through an [`arc_swap::ArcSwap`]: one atomic load, no
+//! allocation, no lock, no syscall. The re-attach loop (`rendezvous::reattach`) follows the
+//! owner: when it dies the mapping the buffer has keeps answering (its history stays valid,
+//! newer times extrapolate as tf2 would); once a new arena is joined, the buffer answers from
+//! the old and the new arena together ([`crate::handover_store`]: the new arena's data as soon
+//! as it has any, the old arena's for what it does not have yet), and waits wake on the new
+//! arena's writes; when the new arena is ready (see `rendezvous::handover`) it is swapped in
+//! alone and [`Buffer::arena_swaps`] goes up. A lookup in flight keeps the mappings it started
+//! with alive until it returns, so no answer is torn or dangling.
 
-use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwap;
 use rustix::event::{PollFd, PollFlags};
-use rustix::io::Errno;
 
 use crate::arena::{notify, ArenaIdentity};
 use crate::error::{ArenaError, TransformError};
 use crate::handover_store::HandoverStore;
 use crate::queries::BufferCore;
-use crate::rendezvous::handover::Handover;
-use crate::rendezvous::open::{join, Attachment, JoinSpec, RETRY};
+use crate::rendezvous::open::{Attachment, JoinSpec};
+use crate::rendezvous::reattach::Follower;
 use crate::rendezvous::{Location, OpenError};
 use crate::sample::{FrameId, Transform, TransformStamped};
 use crate::store::{FrameStore, HistorySpan, LinkAt};
@@ -36,47 +31,18 @@ use crate::view::{ArenaView, FramePair};
 /// Longest single sleep of a waiting call: bounds how late a wait notices an arena swap that
 /// raced with its going to sleep (the swap's wake-up ends every sleep that began before it).
 const SWAP_RECHECK: Duration = Duration::from_millis(200);
-/// How often to retry an owner that refused us (rather than one that is absent).
-const REFUSED_RETRY: Duration = Duration::from_secs(1);
 
 /// A consumer's read-only handle on an arena; made by [`crate::open`] or
 /// [`Open::open`](crate::rendezvous::Open::open). `Send + Sync`: share it with an `Arc`.
 pub struct Buffer {
-    shared: Arc<Shared>,
+    shared: Arc<Follower>,
     monitor: Option<JoinHandle<()>>,
-}
-
-struct Shared {
-    current: ArcSwap<BufferStore>,
-    arena_swaps: AtomicU64,
-    spec: JoinSpec,
-    stop: AtomicBool,
-    wake: OwnedFd,
 }
 
 impl Buffer {
     pub(crate) fn start(att: Attachment, spec: JoinSpec) -> Result<Buffer, OpenError> {
-        use rustix::event::{eventfd, EventfdFlags};
-        let wake = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
-            .map_err(|e| OpenError::io("create an eventfd for", &spec.loc.sock_path, e.into()))?;
-        let shared = Arc::new(Shared {
-            current: ArcSwap::from_pointee(BufferStore::alone(Arc::new(att))),
-            arena_swaps: AtomicU64::new(0),
-            spec,
-            stop: AtomicBool::new(false),
-            wake,
-        });
-        let s = shared.clone();
-        let monitor = std::thread::Builder::new()
-            .name("tf_shm-reattach".into())
-            .spawn(move || s.monitor())
-            .map_err(|e| {
-                OpenError::io(
-                    "start the re-attach thread for",
-                    &shared.spec.loc.sock_path,
-                    e,
-                )
-            })?;
+        let shared = Arc::new(Follower::new(att, spec)?);
+        let monitor = Follower::spawn(&shared)?;
         Ok(Buffer {
             shared,
             monitor: Some(monitor),
@@ -364,12 +330,31 @@ impl Held {
 }
 
 impl BufferStore {
-    fn alone(att: Arc<Attachment>) -> BufferStore {
+    /// Answering from `att`'s arena.
+    pub(crate) fn alone(att: Arc<Attachment>) -> BufferStore {
         BufferStore {
             view: att.view.clone(),
             att,
             held: None,
         }
+    }
+
+    /// Answering from `old`'s and `new`'s arenas together through `store`.
+    pub(crate) fn holding(
+        old: Arc<Attachment>,
+        store: HandoverStore,
+        new: Arc<Attachment>,
+    ) -> BufferStore {
+        BufferStore {
+            view: old.view.clone(),
+            att: old,
+            held: Some(Held { store, att: new }),
+        }
+    }
+
+    /// The attachment answering (the old one during a hold).
+    pub(crate) fn attachment(&self) -> &Arc<Attachment> {
+        &self.att
     }
 
     /// The attachment new data arrives in.
@@ -459,143 +444,9 @@ impl FrameStore for BufferStore {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let _ = rustix::io::write(&self.shared.wake, &1u64.to_ne_bytes());
+        self.shared.stop();
         if let Some(t) = self.monitor.take() {
             let _ = t.join();
         }
     }
-}
-
-impl Shared {
-    /// Waits up to `timeout` (forever with `None`) for a stop request or for `conn` to hang
-    /// up. Returns (stop requested, hung up).
-    fn wait(&self, conn: Option<&OwnedFd>, timeout: Option<Duration>) -> (bool, bool) {
-        let ts = timeout.and_then(|t| rustix::event::Timespec::try_from(t).ok());
-        let mut fds = vec![PollFd::new(&self.wake, PollFlags::IN)];
-        if let Some(c) = conn {
-            fds.push(PollFd::new(c, PollFlags::IN | PollFlags::RDHUP));
-        }
-        match rustix::event::poll(&mut fds, ts.as_ref()) {
-            Ok(_) | Err(Errno::INTR) => {}
-            // poll cannot fail on valid fds; back off rather than spin.
-            Err(_) => std::thread::sleep(RETRY),
-        }
-        let readable = fds.get(1).is_some_and(|p| !p.revents().is_empty());
-        drop(fds);
-        let mut hung_up = false;
-        if let (Some(c), true) = (conn, readable) {
-            let mut b = [0u8; 64];
-            // The owner never sends after its answer: data is drained and ignored, EOF or an
-            // error is the hang-up.
-            hung_up = match rustix::net::recv(c, &mut b[..], rustix::net::RecvFlags::DONTWAIT) {
-                Ok((_, n)) => n == 0,
-                Err(Errno::AGAIN | Errno::INTR) => false,
-                Err(_) => true,
-            };
-        }
-        (self.stop.load(Ordering::SeqCst), hung_up)
-    }
-
-    fn monitor(&self) {
-        loop {
-            let cur = self.current.load_full();
-            let (stop, hung_up) = self.wait(Some(&cur.att.conn), None);
-            if stop {
-                return;
-            }
-            if hung_up {
-                let old = cur.att.clone();
-                // Only the swap may drop the old attachment (and its slot byte) from here on.
-                drop(cur);
-                let stop = self.reattach(&old);
-                // Waits sleeping on the old arena move to the new one (or see the stop).
-                notify::wake_all(old.view.header());
-                if stop {
-                    return;
-                }
-            }
-        }
-    }
-
-    /// The owner is gone: the current attachment keeps answering while we retry joining, and
-    /// after joining it answers together with the new arena until that one is ready (see
-    /// [`crate::rendezvous::handover`] and [`HandoverStore`]). Returns whether a stop was
-    /// requested.
-    fn reattach(&self, old: &Arc<Attachment>) -> bool {
-        let old_instance = old.view.identity().instance_uuid;
-        let mut pause = RETRY;
-        loop {
-            if self.wait(None, Some(pause)).0 {
-                return true;
-            }
-            match join(&self.spec) {
-                Ok(att) => {
-                    let att = Arc::new(att);
-                    let new_instance = att.view.identity().instance_uuid != old_instance;
-                    if new_instance {
-                        match self.hold_until_ready(old, &att) {
-                            Hold::Swap => {}
-                            Hold::Stop => return true,
-                            Hold::OwnerGone => continue,
-                        }
-                    }
-                    // Swap first, count second: whoever sees the new count also sees the
-                    // new arena (and no longer our old slot).
-                    self.current.store(Arc::new(BufferStore::alone(att)));
-                    if new_instance {
-                        self.arena_swaps.fetch_add(1, Ordering::SeqCst);
-                    }
-                    return false;
-                }
-                Err(e) if e.is_retryable() => pause = RETRY,
-                // E.g. a bridge of another version: keep trying, but without flooding its log
-                // with our refusals.
-                Err(_) => pause = REFUSED_RETRY,
-            }
-        }
-    }
-
-    /// Answers from `old` and `new` together until `new` may take over alone, checking every
-    /// `RETRY`. Ends answering from `old` alone unless it returns [`Hold::Swap`].
-    fn hold_until_ready(&self, old: &Arc<Attachment>, new: &Arc<Attachment>) -> Hold {
-        let mut handover = Handover::new(&old.view, Instant::now());
-        // An old arena whose frame table cannot be read answers alone, as it did before.
-        if let Ok(store) = HandoverStore::new(old.view.clone(), new.view.clone()) {
-            self.current.store(Arc::new(BufferStore {
-                view: old.view.clone(),
-                att: old.clone(),
-                held: Some(Held {
-                    store,
-                    att: new.clone(),
-                }),
-            }));
-            // Waits sleeping on the old arena move to the new one, where data now arrives.
-            notify::wake_all(old.view.header());
-        }
-        let end = loop {
-            if handover.swap_now(&new.view, Instant::now()) {
-                break Hold::Swap;
-            }
-            match self.wait(Some(&new.conn), Some(RETRY)) {
-                (true, _) => break Hold::Stop,
-                (_, true) => break Hold::OwnerGone,
-                _ => {}
-            }
-        };
-        if !matches!(end, Hold::Swap) {
-            self.current
-                .store(Arc::new(BufferStore::alone(old.clone())));
-            notify::wake_all(new.view.header());
-        }
-        end
-    }
-}
-
-/// How holding the old arena ended.
-enum Hold {
-    Swap,
-    Stop,
-    /// The new owner died before its arena was ready: join again.
-    OwnerGone,
 }

@@ -44,6 +44,7 @@ pub mod discovery;
 pub(crate) mod handover;
 pub mod lockfile;
 pub(crate) mod open;
+pub(crate) mod reattach;
 pub(crate) mod server;
 pub mod wire;
 
