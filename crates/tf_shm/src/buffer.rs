@@ -363,70 +363,60 @@ impl BufferStore {
     }
 }
 
+/// `$body` with `$s` bound to the store answering: the arena, or during a hold the handover
+/// store (one branch on the normal path).
+macro_rules! on_store {
+    ($self:ident, $s:ident => $body:expr) => {
+        match &$self.held {
+            None => {
+                let $s = &$self.view;
+                $body
+            }
+            Some(h) => {
+                let $s = &h.store;
+                $body
+            }
+        }
+    };
+}
+
 /// Every method is the arena's, or the handover store's during a hold.
 impl FrameStore for BufferStore {
     #[inline]
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
-        match &self.held {
-            None => self.view.frame_id(name),
-            Some(h) => h.store.frame_id(name),
-        }
+        on_store!(self, s => s.frame_id(name))
     }
     #[inline]
     fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
-        match &self.held {
-            None => self.view.frame_name(id),
-            Some(h) => h.store.frame_name(id),
-        }
+        on_store!(self, s => s.frame_name(id))
     }
     #[inline]
     fn frame_count(&self) -> FrameId {
-        match &self.held {
-            None => self.view.frame_count(),
-            Some(h) => h.store.frame_count(),
-        }
+        on_store!(self, s => s.frame_count())
     }
     #[inline]
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
-        match &self.held {
-            None => self.view.link_at(id, time, interpolate),
-            Some(h) => h.store.link_at(id, time, interpolate),
-        }
+        on_store!(self, s => s.link_at(id, time, interpolate))
     }
     #[inline]
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
-        match &self.held {
-            None => self.view.latest_time_and_parent(id),
-            Some(h) => h.store.latest_time_and_parent(id),
-        }
+        on_store!(self, s => s.latest_time_and_parent(id))
     }
     #[inline]
     fn is_static(&self, id: FrameId) -> Result<bool, ArenaError> {
-        match &self.held {
-            None => self.view.is_static(id),
-            Some(h) => h.store.is_static(id),
-        }
+        on_store!(self, s => s.is_static(id))
     }
     #[inline]
     fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
-        match &self.held {
-            None => self.view.history_span(id),
-            Some(h) => h.store.history_span(id),
-        }
+        on_store!(self, s => s.history_span(id))
     }
     #[inline]
     fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
-        match &self.held {
-            None => self.view.authority(id),
-            Some(h) => h.store.authority(id),
-        }
+        on_store!(self, s => s.authority(id))
     }
     #[inline]
     fn cache_time_ns(&self) -> i64 {
-        match &self.held {
-            None => self.view.cache_time_ns(),
-            Some(h) => h.store.cache_time_ns(),
-        }
+        on_store!(self, s => s.cache_time_ns())
     }
     #[inline]
     fn lookup_names<'a>(
@@ -435,10 +425,7 @@ impl FrameStore for BufferStore {
         source: &'a str,
         time: i64,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        match &self.held {
-            None => self.view.lookup_names(target, source, time),
-            Some(h) => h.store.lookup_names(target, source, time),
-        }
+        on_store!(self, s => s.lookup_names(target, source, time))
     }
 }
 
