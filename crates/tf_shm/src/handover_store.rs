@@ -14,12 +14,16 @@
 //!   changes). A frame the new arena has no data for yet answers from the old arena alone.
 //! * Parents are translated by name into this id space.
 //!
-//! Answers cost an allocation and a copy of the new arena's history per link, which is fine
-//! for the few seconds a hold lasts; the normal path never comes here.
+//! A link the new arena alone answers as the merged cache would (a static there, time 0, a time
+//! inside its history) is read from the new arena directly; other times copy the new arena's
+//! history once per write of the new arena (not per lookup), which is fine for the few seconds
+//! a hold lasts.
+//! The normal path never comes here.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::arena::notify;
 use crate::error::ArenaError;
 use crate::history::get_data;
 use crate::sample::{FrameId, Sample, NO_FRAME};
@@ -70,6 +74,9 @@ struct Mapping {
     appended: Vec<String>,
     /// Old caches read so far (the old arena no longer changes).
     old_caches: HashMap<FrameId, Arc<Result<Cache, ArenaError>>>,
+    /// New caches by new id, parents translated, with the new arena's notification count
+    /// read before them: still current while the count has not moved.
+    new_caches: HashMap<FrameId, (u32, Arc<Cache>)>,
 }
 
 /// A frame's effective cache here.
@@ -84,7 +91,8 @@ struct Merged {
     old: Arc<Result<Cache, ArenaError>>,
     lo: usize,
     hi: usize,
-    new: Vec<Sample>,
+    /// The new arena's cache: its samples when dynamic, else none.
+    new: Arc<Cache>,
 }
 
 impl Merged {
@@ -94,11 +102,18 @@ impl Merged {
             _ => &[],
         }
     }
+
+    fn new_samples(&self) -> &[Sample] {
+        match self.new.as_ref() {
+            Cache::Dynamic(v) => v,
+            _ => &[],
+        }
+    }
 }
 
 impl History for Merged {
     fn len(&self) -> usize {
-        (self.hi - self.lo) + self.new.len()
+        (self.hi - self.lo) + self.new_samples().len()
     }
     fn stamp(&self, i: usize) -> i64 {
         self.sample(i).stamp
@@ -107,7 +122,7 @@ impl History for Merged {
         let old = self.old_samples();
         match old.get(i) {
             Some(s) => *s,
-            None => self.new[i - old.len()],
+            None => self.new_samples()[i - old.len()],
         }
     }
 }
@@ -196,39 +211,20 @@ impl HandoverStore {
             let mut m = self.mapping()?;
             (self.old_cache(&mut m, id), m.here_to_new.get(&id).copied())
         };
-        let mut new = match new_id {
-            Some(n) => read_cache(&self.new, n)?,
-            None => Cache::None,
+        let new = match new_id {
+            Some(n) => self.new_cache(n)?,
+            None => Arc::new(Cache::None),
         };
-        {
-            // Taken after reading the samples, so it knows every parent they name.
-            let m = self.mapping()?;
-            let here = |s: &mut Sample| {
-                s.parent = m.new_to_here.get(s.parent as usize).copied()?;
-                Some(())
-            };
-            let translated = match &mut new {
-                Cache::Static(s) => here(s),
-                Cache::Dynamic(v) => v.iter_mut().try_for_each(here),
-                Cache::None => Some(()),
-            };
-            translated.ok_or(ArenaError::Corrupt { what: "parent" })?;
-        }
         let old = old.filter(|o| !matches!(o.as_ref(), Ok(Cache::None)));
-        Ok(match (new, old) {
-            (Cache::Static(s), _) => Effective::Static(s),
+        Ok(match (new.as_ref(), old) {
+            (Cache::Static(s), _) => Effective::Static(*s),
             (Cache::Dynamic(v), old) if !v.is_empty() => {
                 let old = old.unwrap_or_else(|| Arc::new(Ok(Cache::None)));
                 let (lo, hi) = match old.as_ref() {
-                    Ok(Cache::Dynamic(o)) => self.old_range(o, &v),
+                    Ok(Cache::Dynamic(o)) => self.old_range(o, v),
                     _ => (0, 0),
                 };
-                Effective::Dynamic(Merged {
-                    old,
-                    lo,
-                    hi,
-                    new: v,
-                })
+                Effective::Dynamic(Merged { old, lo, hi, new })
             }
             // Nothing new yet: the old cache alone.
             (_, Some(old)) => match old.as_ref() {
@@ -240,19 +236,90 @@ impl HandoverStore {
                         old,
                         lo: 0,
                         hi,
-                        new: Vec::new(),
+                        new: Arc::new(Cache::None),
                     })
                 }
                 Ok(Cache::None) => Effective::None,
             },
-            (Cache::Dynamic(v), None) => Effective::Dynamic(Merged {
+            (Cache::Dynamic(_), None) => Effective::Dynamic(Merged {
                 old: Arc::new(Ok(Cache::None)),
                 lo: 0,
                 hi: 0,
-                new: v,
+                new,
             }),
             (Cache::None, None) => Effective::None,
         })
+    }
+
+    /// Frame `id` in the new arena when the new arena alone answers it at `time` exactly as
+    /// the merged cache would (no history copied): a static there; a dynamic frame with data
+    /// at time 0, strictly after its oldest sample when it has two or more (the bracket and the
+    /// extrapolation limits are then the new arena's own), or with no old sample before its
+    /// oldest. `None`: ask [`HandoverStore::effective`].
+    fn new_answers(&self, id: FrameId, time: i64) -> Result<Option<FrameId>, ArenaError> {
+        let (old, n) = {
+            let mut m = self.mapping()?;
+            let Some(&n) = m.here_to_new.get(&id) else {
+                return Ok(None);
+            };
+            (self.old_cache(&mut m, id), n)
+        };
+        if self.new.is_static(n)? {
+            return Ok(Some(n));
+        }
+        let Some(span) = self.new.history_span(n)? else {
+            return Ok(None);
+        };
+        if time == 0 || (span.len >= 2 && time > span.oldest) {
+            return Ok(Some(n));
+        }
+        let old_before = match old.as_deref() {
+            Some(Ok(Cache::Dynamic(o))) => o.first().is_some_and(|s| s.stamp < span.oldest),
+            Some(Err(_)) => true,
+            _ => false,
+        };
+        Ok((!old_before).then_some(n))
+    }
+
+    /// New frame `n`'s cache, parents translated; re-read only after the new arena's writer
+    /// published something (its notification count moved), so lookups at times that need the
+    /// merged history do not copy the new history each time.
+    fn new_cache(&self, n: FrameId) -> Result<Arc<Cache>, ArenaError> {
+        // Read before the samples: a write after this read moves the count, so a cache
+        // stored under it is re-read next time.
+        let seen = notify::seen(self.new.header());
+        if let Some((at, c)) = self.mapping()?.new_caches.get(&n) {
+            if *at == seen {
+                return Ok(c.clone());
+            }
+        }
+        let mut cache = read_cache(&self.new, n)?;
+        // Taken after reading the samples, so it knows every parent they name.
+        let mut m = self.mapping()?;
+        let here = |s: &mut Sample| {
+            s.parent = m.new_to_here.get(s.parent as usize).copied()?;
+            Some(())
+        };
+        let translated = match &mut cache {
+            Cache::Static(s) => here(s),
+            Cache::Dynamic(v) => v.iter_mut().try_for_each(here),
+            Cache::None => Some(()),
+        };
+        translated.ok_or(ArenaError::Corrupt { what: "parent" })?;
+        let cache = Arc::new(cache);
+        m.new_caches.insert(n, (seen, cache.clone()));
+        Ok(cache)
+    }
+
+    /// `s` (read from the new arena) with its parent in this id space.
+    fn translated(&self, s: Sample) -> Result<Sample, ArenaError> {
+        let parent = self
+            .mapping()?
+            .new_to_here
+            .get(s.parent as usize)
+            .copied()
+            .ok_or(ArenaError::Corrupt { what: "parent" })?;
+        Ok(Sample { parent, ..s })
     }
 
     /// Which of the old samples `o` precede the new samples `v` (non-empty) in the merged
@@ -306,6 +373,12 @@ impl FrameStore for HandoverStore {
     }
 
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
+        if let Some(n) = self.new_answers(id, time)? {
+            return Ok(match self.new.link_at(n, time, interpolate)? {
+                LinkAt::Sample(s) => LinkAt::Sample(self.translated(s)?),
+                other => other,
+            });
+        }
         Ok(match self.effective(id)? {
             Effective::None => LinkAt::NoCache,
             // tf2's StaticCache answers any time with the requested stamp.
@@ -318,6 +391,16 @@ impl FrameStore for HandoverStore {
     }
 
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
+        if let Some(n) = self.new_answers(id, 0)? {
+            if let Some((stamp, parent)) = self.new.latest_time_and_parent(n)? {
+                let s = self.translated(Sample {
+                    stamp,
+                    parent,
+                    transform: crate::sample::Transform::IDENTITY,
+                })?;
+                return Ok(Some((stamp, s.parent)));
+            }
+        }
         Ok(match self.effective(id)? {
             Effective::None => None,
             Effective::Static(s) => Some((0, s.parent)),

@@ -269,3 +269,43 @@ fn the_new_table_growing_after_ids_were_resolved_keeps_them() {
         Some("map")
     );
 }
+
+#[test]
+fn a_write_to_the_new_arena_is_seen_by_the_next_query_in_the_restart_gap() {
+    // Times in the gap read the merged history, which the store keeps between writes of the
+    // new arena: a write must invalidate it.
+    let old = robot(1.0, 4.0, true);
+    let mut new = robot(6.0, 6.5, false);
+    let (_wo, old_view) = arena(&old);
+    let (mut wn, new_view) = arena(&new);
+    let held = HandoverStore::new(old_view, new_view).unwrap();
+    let at = ns(5.0);
+    let before = held.lookup_transform("map", "base_link", at).unwrap();
+    let late = [
+        dynamic("map", "odom", 5.5, 0.3, 0.0),
+        dynamic("odom", "base_link", 5.5, 9.0, 1.0),
+    ];
+    for t in &late {
+        wn.set_transform(&input(t), "test", false).unwrap();
+    }
+    new.extend(late);
+    let mut reference = VecStore::default();
+    for t in old.iter().chain(&new) {
+        reference.set_transform(&input(t), "test", t.5).unwrap();
+    }
+    let after = held.lookup_transform("map", "base_link", at).unwrap();
+    assert_ne!(before, after, "the new samples change the bracket");
+    assert_eq!(
+        after,
+        reference.lookup_transform("map", "base_link", at).unwrap()
+    );
+}
+
+#[test]
+fn two_samples_at_the_new_oldest_stamp_answer_as_in_one_cache() {
+    // At its own oldest stamp a cache answers with the first sample received there; with the
+    // old samples before it, that stamp is no longer the oldest and tf2 takes the last one.
+    let mut new = robot(6.0, 7.5, false);
+    new.insert(2, dynamic("odom", "base_link", 6.0, 42.0, 0.5));
+    check(&robot(1.0, 4.0, true), &new, FRAMES, TIMES);
+}
