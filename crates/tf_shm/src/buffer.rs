@@ -54,7 +54,9 @@ impl Buffer {
     }
 
     /// The current arena view (a cheap clone). It keeps its mapping alive while held, even
-    /// after a swap; call again to follow the current arena.
+    /// after a swap; call again to follow the current arena. While the buffer holds its old
+    /// arena after a restart this is the old arena (the buffer's own queries also see the new
+    /// one's data).
     pub fn view(&self) -> ArenaView {
         self.view_guard().view.clone()
     }
@@ -79,11 +81,15 @@ impl Buffer {
         &self.shared.spec.loc
     }
 
-    /// Whether the owner of the current arena is still connected (the kernel's word: our
-    /// connection has not hung up). Lookups keep working either way.
+    /// Whether the owner this buffer follows is still connected (the kernel's word: our
+    /// connection has not hung up); while the buffer holds its old arena after a restart, the
+    /// new owner. Lookups keep working either way.
     pub fn owner_alive(&self) -> bool {
         let cur = self.view_guard();
-        let mut fds = [PollFd::new(&cur.att.conn, PollFlags::IN | PollFlags::RDHUP)];
+        let mut fds = [PollFd::new(
+            &cur.receiving().conn,
+            PollFlags::IN | PollFlags::RDHUP,
+        )];
         let zero = rustix::event::Timespec {
             tv_sec: 0,
             tv_nsec: 0,

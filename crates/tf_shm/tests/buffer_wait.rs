@@ -188,6 +188,7 @@ fn a_wait_during_a_hold_wakes_on_the_new_arenas_data() {
         0,
         "held: not ready, old frames missing"
     );
+    assert!(buffer.owner_alive(), "the owner followed is the new one");
     let rounds = 7;
     let mut latencies = std::thread::scope(|s| {
         let waiter = s.spawn(|| {

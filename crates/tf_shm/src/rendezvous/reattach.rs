@@ -108,11 +108,12 @@ impl Follower {
             }
             if hung_up {
                 let old = cur.attachment().clone();
+                let old_view = old.view.clone();
                 // Only the swap may drop the old attachment (and its slot byte) from here on.
                 drop(cur);
-                let stop = self.reattach(&old);
+                let stop = self.reattach(old);
                 // Waits sleeping on the old arena move to the new one (or see the stop).
-                notify::wake_all(old.view.header());
+                notify::wake_all(old_view.header());
                 if stop {
                     return;
                 }
@@ -124,7 +125,7 @@ impl Follower {
     /// after joining it answers together with the new arena until that one is ready (see
     /// [`crate::rendezvous::handover`] and [`HandoverStore`]). Returns whether a stop was
     /// requested.
-    fn reattach(&self, old: &Arc<Attachment>) -> bool {
+    fn reattach(&self, old: Arc<Attachment>) -> bool {
         let old_instance = old.view.identity().instance_uuid;
         let mut pause = RETRY;
         loop {
@@ -136,15 +137,17 @@ impl Follower {
                     let att = Arc::new(att);
                     let new_instance = att.view.identity().instance_uuid != old_instance;
                     if new_instance {
-                        match self.hold_until_ready(old, &att) {
+                        match self.hold_until_ready(&old, &att) {
                             Hold::Swap => {}
                             Hold::Stop => return true,
                             Hold::OwnerGone => continue,
                         }
                     }
-                    // Swap first, count second: whoever sees the new count also sees the
-                    // new arena (and no longer our old slot).
+                    // Swap and release the old attachment (its slot byte) first, count
+                    // second: whoever sees the new count also sees the new arena and no
+                    // longer our old slot.
                     self.current.store(Arc::new(BufferStore::alone(att)));
+                    drop(old);
                     if new_instance {
                         self.arena_swaps.fetch_add(1, Ordering::SeqCst);
                     }
