@@ -155,16 +155,6 @@ impl HandoverStore {
         })
     }
 
-    /// The new arena.
-    pub fn new_view(&self) -> &ArenaView {
-        &self.new
-    }
-
-    /// The old arena.
-    pub fn old_view(&self) -> &ArenaView {
-        &self.old
-    }
-
     fn old_count(&self) -> FrameId {
         self.old_names.len() as FrameId
     }
