@@ -17,8 +17,7 @@
 //! A link the new arena alone answers as the merged cache would (a static there, time 0, a time
 //! inside its history) is read from the new arena directly; other times copy the new arena's
 //! history once per write of the new arena (not per lookup), which is fine for the few seconds
-//! a hold lasts.
-//! The normal path never comes here.
+//! a hold lasts. The normal path never comes here.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
