@@ -221,10 +221,10 @@ async fn run(cli: Cli) -> Result<(), String> {
         .reliable()
         .transient_local();
     let tf = node
-        .subscribe::<TFMessage>(&settings.tf_topic, tf_qos)
+        .subscribe_with_info::<TFMessage>(&settings.tf_topic, tf_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_topic))?;
     let tf_static = node
-        .subscribe::<TFMessage>(&settings.tf_static_topic, static_qos)
+        .subscribe_with_info::<TFMessage>(&settings.tf_static_topic, static_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_static_topic))?;
     let clock = node.get_ros_clock();
     let mut intake = Intake::spawn(node, tf, tf_static, settings.tf_static_topic.clone())
@@ -236,6 +236,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     let mut jumps = JumpDetector::default();
     let mut ingest = Ingest::default();
     let mut lost_reported = 0u64;
+    let mut sequence_note = false;
     let mut lost_log = RateLimiter::<()>::new(Duration::from_secs(10), 1, 1);
     let mut summary_at = Instant::now();
     loop {
@@ -250,20 +251,31 @@ async fn run(cli: Cli) -> Result<(), String> {
             _ = tick.tick() => {
                 check_clock = true;
                 ingest.report_held_back();
-                let lost = intake.shared.lost.load(Ordering::Relaxed);
+                let lost = intake.shared.lost();
                 if lost > lost_reported {
                     owner.writer().set_messages_lost(lost);
-                    // Once per period at most; the next line carries the running total.
+                    // Once per period at most; the next line carries the running totals.
                     if lost_log.check((), Instant::now()).is_some() {
                         tracing::warn!(
-                            "{} messages lost so far ({} since the last report): the writer \
+                            "{} messages lost so far ({} since the last report): {} not \
+                             delivered by the middleware (more waiting than the QoS depth, or \
+                             replaced in a publisher's history), {} dropped because the writer \
                              fell more than {} messages behind",
                             lost,
                             lost - lost_reported,
+                            intake.shared.lost_middleware.load(Ordering::Relaxed),
+                            intake.shared.lost_queue.load(Ordering::Relaxed),
                             intake::QUEUE_CAPACITY
                         );
                         lost_reported = lost;
                     }
+                }
+                if !sequence_note && !intake.shared.sequence_numbers.load(Ordering::Relaxed) {
+                    sequence_note = true;
+                    tracing::info!(
+                        "the middleware reports no publication sequence numbers: messages it \
+                         drops cannot be counted (only those the bridge itself drops are)"
+                    );
                 }
             }
             _ = sigint.recv() => break,
@@ -307,7 +319,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 c.duplicates,
                 c.refused,
                 c.history_cut,
-                intake.shared.lost.load(Ordering::Relaxed)
+                intake.shared.lost()
             );
         }
     }

@@ -12,7 +12,7 @@
 //! | DATA        | no transform arrived since the bridge started, or for `--no-data-after` (warns) |
 //! | STALE       | a dynamic frame got no sample for `--stale-periods` of its periods      |
 //! | REFUSED     | the bridge refused transforms (TF_OLD_DATA alone only warns)            |
-//! | INTAKE      | the bridge lost received messages (its intake queue overflowed)         |
+//! | INTAKE      | messages were lost on the way in (middleware or the bridge's queue)     |
 //! | READY       | the arena is not declared ready yet (warns: the bridge is catching up)  |
 //! | SLOTS       | a participant slot is stuck: held while its recorded process is gone    |
 
@@ -433,9 +433,14 @@ fn intake_check(messages_lost: u64) -> Check {
     check(
         "INTAKE",
         Verdict::Fail,
-        format!("{messages_lost} received messages lost (the bridge's intake queue was full)"),
-        "the bridge's writer could not keep up: check its CPU (a starved or throttled process) \
-         and the publishers' rates; the bridge logs each loss at warn",
+        format!(
+            "{messages_lost} messages lost on the way in (not delivered by the middleware, or \
+             dropped by the bridge's full intake queue)"
+        ),
+        "the bridge did not take messages as fast as they came: more waited than the \
+         subscription's QoS depth (tf_depth / tf_static_depth), or its writer fell behind; check \
+         its CPU (a starved, stopped or throttled process) and the publishers' rates; the bridge's \
+         warn lines say which cause and how many",
     )
 }
 
