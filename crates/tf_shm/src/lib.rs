@@ -21,6 +21,10 @@
 //! The buffer survives bridge restarts by itself; see [`rendezvous`] for how it finds and
 //! follows the arena.
 
+// unsafe lives in two modules only (the mapping, and the fcntl locks), each allowing it
+// explicitly; everywhere else it is an error.
+#![deny(unsafe_code)]
+
 pub mod arena;
 pub mod buffer;
 pub mod error;

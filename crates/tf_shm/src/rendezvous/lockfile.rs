@@ -12,6 +12,8 @@
 //! written by the owner when it grants the slot. The file is never unlinked: a second owner must lock
 //! the same inode to be refused.
 
+#![allow(unsafe_code)] // `fcntl` OFD locks and `flock` structs have no safe binding
+
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;

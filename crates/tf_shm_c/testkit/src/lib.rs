@@ -147,6 +147,7 @@ pub unsafe extern "C" fn tf_shm_testkit_reference(
     let fixed = if fixed.is_null() {
         ""
     } else {
+        // SAFETY: not NULL, and NUL-terminated by the caller's contract.
         unsafe { s(fixed) }
     };
     let r: Result<(i64, [f64; 7]), TransformError> = match kind {
