@@ -22,7 +22,7 @@ use r2r::tf2_msgs::msg::TFMessage;
 use r2r::{ParameterValue, QosProfile};
 use tf_shm::store::FrameStore;
 use tf_shm::validate::TransformInput;
-use tf_shm::{Mode, Open, Owner};
+use tf_shm::{Owner, Serve};
 
 use clock::{Jump, JumpDetector};
 use ingest::Ingest;
@@ -116,9 +116,7 @@ fn rendezvous_logger() -> impl Fn(&str) + Send + Sync + 'static {
 }
 
 fn open_arena(s: &Settings) -> Result<Owner, String> {
-    let mut open = Open::new()
-        .mode(Mode::ReadWrite)
-        .create(s.arena.clone())
+    let mut open = Serve::new(s.arena.clone())
         .require_create(true)
         .participant_name("tf_shm_bridge")
         .defer_ready(true)
@@ -132,7 +130,7 @@ fn open_arena(s: &Settings) -> Result<Owner, String> {
     if let Some(gid) = s.allowed_group {
         open = open.allow_group(gid);
     }
-    open.open_owner().map_err(|e| e.to_string())
+    open.serve().map_err(|e| e.to_string())
 }
 
 fn stamp_ns(t: &r2r::builtin_interfaces::msg::Time) -> i64 {

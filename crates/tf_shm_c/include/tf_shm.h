@@ -93,7 +93,7 @@ extern "C" {
 // The ABI of the loaded library: compare with [`TF_SHM_ABI_VERSION`] of the header compiled in.
 uint32_t tf_shm_abi_version(void);
 
-// Opens the arena served for a ROS domain, read-only (`tf_shm::Open`).
+// Opens the arena served for a ROS domain, read-only (`tf_shm::Join`).
 //
 // - `name`: arena name, or NULL for `$TF_SHM_NAME` / `"default"`;
 // - `domain`: ROS domain id, or a negative value for `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0;

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
-use tf_shm::{Buffer, FramePair, Open, Transform};
+use tf_shm::{Buffer, FramePair, Join, Transform};
 
 use crate::handles::{Entry, Table};
 pub use crate::status::*;
@@ -192,7 +192,7 @@ pub extern "C" fn tf_shm_abi_version() -> u32 {
     TF_SHM_ABI_VERSION
 }
 
-/// Opens the arena served for a ROS domain, read-only (`tf_shm::Open`).
+/// Opens the arena served for a ROS domain, read-only (`tf_shm::Join`).
 ///
 /// - `name`: arena name, or NULL for `$TF_SHM_NAME` / `"default"`;
 /// - `domain`: ROS domain id, or a negative value for `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0;
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn tf_shm_buffer_open(
     const F: &str = "tf_shm_buffer_open";
     guard(F, || {
         let out = crate::out(F, "out", out)?;
-        let mut open = Open::new();
+        let mut open = Join::new();
         if !name.is_null() {
             // SAFETY: non-NULL, NUL-terminated by contract.
             open = open.name(&unsafe { self::name(F, "name", name) }?);

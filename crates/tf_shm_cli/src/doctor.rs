@@ -25,7 +25,7 @@ use tf_shm::arena::layout::{
 };
 use tf_shm::inspect::{ArenaStats, FrameInfo, FrameKind};
 use tf_shm::rendezvous::discovery::{check_dir, Location};
-use tf_shm::rendezvous::{OpenError, Status};
+use tf_shm::rendezvous::{JoinError, LocationError, Refusal};
 use tf_shm::time::unix_now_ns;
 use tf_shm::{ArenaView, AttachError, Buffer};
 
@@ -98,7 +98,7 @@ fn runtime_dir_check(loc: &Location) -> Check {
         match check_dir(dir, None) {
             Ok(true) => {}
             Ok(false) => present = false,
-            Err(OpenError::UnsafeDir { path, reason }) => {
+            Err(LocationError::UnsafeDir { path, reason }) => {
                 // Accept a group-shared directory (allow_group): not writable by others.
                 if let Ok(m) = std::fs::symlink_metadata(&path) {
                     if m.is_dir()
@@ -159,7 +159,7 @@ fn file_problem(path: &Path) -> Option<&'static str> {
     (m.uid() != me && m.permissions().mode() & 0o020 == 0).then_some("belongs to another user")
 }
 
-fn bridge_checks(opened: &Result<Buffer, OpenError>, owner: Option<&ParticipantRow>) -> [Check; 2] {
+fn bridge_checks(opened: &Result<Buffer, JoinError>, owner: Option<&ParticipantRow>) -> [Check; 2] {
     let compat_ok = || {
         check(
             "COMPAT",
@@ -198,20 +198,20 @@ fn bridge_checks(opened: &Result<Buffer, OpenError>, owner: Option<&ParticipantR
                 ]
             };
             match e {
-                OpenError::Refused {
-                    status:
-                        Status::VersionMismatch
-                        | Status::LayoutMismatch
-                        | Status::BootMismatch
-                        | Status::Malformed,
+                JoinError::Refused {
+                    refusal:
+                        Refusal::VersionMismatch
+                        | Refusal::LayoutMismatch
+                        | Refusal::BootMismatch
+                        | Refusal::Malformed,
                     ..
                 } => serving_but(e.to_string(), rebuild),
-                OpenError::Attach(
+                JoinError::Attach(
                     a @ (AttachError::VersionMismatch { .. }
                     | AttachError::LayoutMismatch { .. }
                     | AttachError::BadMagic),
                 ) => serving_but(a.to_string(), rebuild),
-                OpenError::NotServing { .. } => [
+                JoinError::NotServing { .. } => [
                     check(
                         "BRIDGE",
                         Verdict::Fail,
@@ -220,7 +220,7 @@ fn bridge_checks(opened: &Result<Buffer, OpenError>, owner: Option<&ParticipantR
                     ),
                     skip(),
                 ],
-                OpenError::NotServingYet { .. } => [
+                JoinError::NotServingYet { .. } => [
                     check(
                         "BRIDGE",
                         Verdict::Fail,
@@ -606,7 +606,7 @@ fn arena_checks(view: &ArenaView, a: &DoctorArgs) -> Vec<Check> {
 }
 
 /// Runs every check.
-pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, OpenError> {
+pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, LocationError> {
     let loc = connect::location(g)?;
     let mut out = vec![runtime_dir_check(&loc)];
     let rows = tf_shm::rendezvous::participants(&loc)

@@ -325,13 +325,11 @@ fn lost_messages_fail_intake() {
 #[test]
 fn an_arena_not_declared_ready_warns() {
     let dir = TestDir::new("drd");
-    let mut owner = tf_shm::Open::new()
+    let mut owner = tf_shm::Serve::new(small_config())
         .runtime_dir(dir.path())
-        .mode(tf_shm::Mode::ReadWrite)
-        .create(small_config())
         .require_create(true)
         .defer_ready(true)
-        .open_owner()
+        .serve()
         .expect("owner");
     healthy(&mut owner);
     let checks = doctor(&dir, &[], 0);
@@ -535,7 +533,7 @@ fn participants_and_doctor_agree_on_slots() {
     let dir = TestDir::new("dag");
     let mut owner = dir.owner(small_config());
     healthy(&mut owner);
-    let consumer = tf_shm::Open::new()
+    let consumer = tf_shm::Join::new()
         .runtime_dir(dir.path())
         .participant_name("rviz_like")
         .open()

@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
-use tf_shm::{Buffer, FramePair, Open, Transform, TransformError};
+use tf_shm::{Buffer, FramePair, Join, Transform, TransformError};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
@@ -86,7 +86,7 @@ impl NativeBuffer {
         name: Option<String>,
         open_timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<NativeBuffer> {
-        let mut open = Open::new();
+        let mut open = Join::new();
         if let Some(d) = domain {
             open = open.domain(d);
         }

@@ -1,0 +1,70 @@
+//! The participant table of an arena, read from its lock file without joining: who owns it,
+//! and which consumers hold a participant slot.
+
+use super::discovery::Location;
+use super::lockfile::{LockFile, Record, SLOTS};
+use super::wire::Mode;
+use super::LocationError;
+
+/// One participant slot as the lock file records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Participant {
+    /// Slot number (the owner's record has none).
+    pub slot: Option<u32>,
+    /// Pid (in the owner's pid namespace).
+    pub pid: u32,
+    /// Process start time, clock ticks after boot (0 if unknown).
+    pub start_time: u64,
+    /// Access mode.
+    pub mode: Option<Mode>,
+    /// Short name.
+    pub name: String,
+    /// Instance uuid of the arena it belongs to.
+    pub instance_uuid: [u8; 16],
+    /// The kernel still sees its lock byte held.
+    pub alive: bool,
+}
+
+/// The participant table of an arena.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Participants {
+    /// The owner's record (the last owner's, if none is alive).
+    pub owner: Option<Participant>,
+    /// Every slot that was ever granted, alive or not.
+    pub slots: Vec<Participant>,
+}
+
+impl Participants {
+    /// Slots alive now.
+    pub fn alive(&self) -> impl Iterator<Item = &Participant> {
+        self.slots.iter().filter(|p| p.alive)
+    }
+}
+
+/// Reads the participant table of `loc` without joining (empty if there is no lock file).
+pub fn participants(loc: &Location) -> Result<Participants, LocationError> {
+    let lock = match LockFile::open_read(&loc.lock_path) {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Participants::default()),
+        Err(e) => return Err(LocationError::io("open", &loc.lock_path, e)),
+    };
+    let entry = |slot: Option<u32>, r: Record, alive: bool| Participant {
+        slot,
+        pid: r.pid,
+        start_time: r.start_time,
+        mode: Mode::from_wire(r.mode),
+        name: r.name,
+        instance_uuid: r.instance_uuid,
+        alive,
+    };
+    let owner = lock
+        .read_owner()
+        .map(|r| entry(None, r, lock.owner_alive()));
+    let slots = (0..SLOTS)
+        .filter_map(|s| {
+            lock.read_slot(s)
+                .map(|r| entry(Some(s), r, lock.slot_alive(s)))
+        })
+        .collect();
+    Ok(Participants { owner, slots })
+}
