@@ -20,7 +20,6 @@ use clap::Parser;
 use futures::StreamExt;
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::{ParameterValue, QosProfile};
-use tf_shm::store::FrameStore;
 use tf_shm::validate::TransformInput;
 use tf_shm::{Owner, Serve};
 
@@ -140,7 +139,7 @@ fn stamp_ns(t: &r2r::builtin_interfaces::msg::Time) -> i64 {
 /// Writes one message's transforms (waiting consumers are woken once, after the message);
 /// logs frames seen for the first time.
 fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_static: bool) {
-    let before = owner.view().frame_count();
+    let before = owner.view().frames_created();
     owner.writer().batch(|writer| {
         for t in &msg.transforms {
             let (p, q) = (&t.transform.translation, &t.transform.rotation);
@@ -155,9 +154,9 @@ fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_st
         }
     });
     let view = owner.view();
-    for id in before..view.frame_count() {
-        if let Ok(Some(name)) = view.frame_name(id) {
-            tracing::debug!(frame = %name, id, "new frame");
+    for id in before + 1..=view.frames_created() {
+        if let Ok(info) = view.frame_info(id) {
+            tracing::debug!(frame = %info.name, id, "new frame");
         }
     }
 }
@@ -300,7 +299,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             tracing::info!(
                 "{} frames; {} samples stored, {} duplicates, {} refused, {} with history cut, \
                  {} messages lost",
-                owner.view().frame_count().saturating_sub(1),
+                owner.view().frames_created(),
                 c.stored,
                 c.duplicates,
                 c.refused,

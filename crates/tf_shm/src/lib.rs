@@ -26,7 +26,7 @@
 #![deny(unsafe_code)]
 
 pub mod arena;
-pub mod buffer;
+mod buffer;
 pub mod error;
 pub mod fast_path;
 pub mod history;
@@ -37,14 +37,14 @@ pub(crate) mod path;
 pub mod queries;
 pub mod rendezvous;
 pub(crate) mod ring;
-pub mod sample;
+mod sample;
 pub mod store;
 pub(crate) mod sync;
 pub mod time;
 pub mod validate;
 pub mod view;
 pub mod walk;
-pub mod writer;
+mod writer;
 
 pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, SharedArena};
 pub use buffer::Buffer;

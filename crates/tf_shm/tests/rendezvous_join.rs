@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rendezvous_support::*;
 use tf_shm::arena::boot_id;
-use tf_shm::arena::layout::{layout_hash, FORMAT_VERSION};
+use tf_shm::arena::{layout_hash, FORMAT_VERSION};
 use tf_shm::rendezvous::wire::{Request, Status};
 use tf_shm::rendezvous::{JoinError, Mode, ServeError};
 

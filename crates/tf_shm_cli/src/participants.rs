@@ -1,7 +1,6 @@
 //! `tf_shm participants`: the lock file's participant table, read without joining.
 
 use serde::Serialize;
-use tf_shm::rendezvous::lockfile::process_start_time;
 use tf_shm::rendezvous::{Mode, Participant, Participants};
 
 use crate::cli::Global;
@@ -85,19 +84,9 @@ fn mode_name(m: Option<Mode>) -> &'static str {
     }
 }
 
-/// Whether `pid` still runs as the process that recorded `start_time` (0: unknown).
-pub fn process_running(pid: u32, start_time: u64) -> Option<bool> {
-    let now = process_start_time(pid);
-    match (now, start_time) {
-        (None, _) => Some(false),
-        (Some(_), 0) => None,
-        (Some(t), s) => Some(t == s),
-    }
-}
-
 impl ParticipantRow {
     fn new(p: &Participant, owner_uuid: Option<[u8; 16]>) -> ParticipantRow {
-        let running = process_running(p.pid, p.start_time);
+        let running = p.process_running();
         ParticipantRow {
             slot: p.slot.map_or_else(|| "owner".to_owned(), |s| s.to_string()),
             pid: p.pid,

@@ -461,7 +461,7 @@ fn incompatible_bridge_fails_compat() {
         let r = Response {
             status: Status::LayoutMismatch,
             slot: NO_SLOT,
-            format_version: tf_shm::arena::layout::FORMAT_VERSION,
+            format_version: tf_shm::arena::FORMAT_VERSION,
             layout_hash: 0xdead_beef,
             arena_size: 0,
             instance_uuid: [0; 16],

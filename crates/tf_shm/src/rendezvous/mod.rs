@@ -44,6 +44,8 @@
 pub mod discovery;
 mod errors;
 pub(crate) mod handover;
+// The lock file's records and the hello's wire format are not API: public (and hidden) only
+// for this workspace's tests that play a fake or misbehaving peer.
 #[doc(hidden)]
 pub mod lockfile;
 pub(crate) mod open;
@@ -63,6 +65,9 @@ pub use participants::{participants, Participant, Participants};
 pub use serve::{Owner, Serve};
 pub use server::ServerStats;
 pub use wire::Mode;
+
+/// Participant slots per arena: how many consumers can be joined at once.
+pub const PARTICIPANT_SLOTS: u32 = lockfile::SLOTS;
 
 /// A callback for what the owner server refuses or drops (peers with other credentials,
 /// malformed hellos, timeouts). The library has no logger; the bridge forwards these to its own.

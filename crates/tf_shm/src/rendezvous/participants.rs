@@ -2,7 +2,7 @@
 //! and which consumers hold a participant slot.
 
 use super::discovery::Location;
-use super::lockfile::{LockFile, Record, SLOTS};
+use super::lockfile::{process_start_time, LockFile, Record, SLOTS};
 use super::wire::Mode;
 use super::LocationError;
 
@@ -32,6 +32,19 @@ pub struct Participants {
     pub owner: Option<Participant>,
     /// Every slot that was ever granted, alive or not.
     pub slots: Vec<Participant>,
+}
+
+impl Participant {
+    /// Whether the recorded process still runs on this host: same pid, same start time.
+    /// `None` when it cannot be told (no start time recorded); a pid not running, or running
+    /// with another start time (reused), is `Some(false)`.
+    pub fn process_running(&self) -> Option<bool> {
+        match (process_start_time(self.pid), self.start_time) {
+            (None, _) => Some(false),
+            (Some(_), 0) => None,
+            (Some(t), s) => Some(t == s),
+        }
+    }
 }
 
 impl Participants {

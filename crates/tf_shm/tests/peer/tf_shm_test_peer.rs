@@ -239,7 +239,7 @@ fn main() {
             drop(buffer);
         }
         "raw-hello" => {
-            use tf_shm::arena::layout::{layout_hash, FORMAT_VERSION};
+            use tf_shm::arena::{layout_hash, FORMAT_VERSION};
             use tf_shm::rendezvous::wire::{Request, Response, RESPONSE_LEN};
             let sock = std::path::Path::new(&dir).join("0/default.sock");
             let fd = rustix::net::socket(
