@@ -111,10 +111,24 @@ impl NativeBuffer {
         self.inner.view().cache_time_ns()
     }
 
-    /// How many times the buffer followed the bridge to a new arena.
+    /// How many times the buffer followed the bridge to a new arena (0 until a restart).
     #[getter]
-    fn generation(&self) -> u64 {
+    fn arena_swaps(&self) -> u64 {
         self.inner.arena_swaps()
+    }
+
+    /// Deprecated alias of `arena_swaps` (it counts arena swaps, not a generation); warns
+    /// with `DeprecationWarning`.
+    #[getter]
+    fn generation(&self, py: Python<'_>) -> PyResult<u64> {
+        let category = py.get_type::<pyo3::exceptions::PyDeprecationWarning>();
+        PyErr::warn(
+            py,
+            category.as_any(),
+            c"NativeBuffer.generation is deprecated: use arena_swaps",
+            1,
+        )?;
+        Ok(self.inner.arena_swaps())
     }
 
     /// `T_target_source` at `time` as a flat tuple; waits up to `timeout` first (GIL released),
