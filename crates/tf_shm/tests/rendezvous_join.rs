@@ -38,7 +38,7 @@ fn create_then_join_and_list_participants() {
     assert_eq!(alive.len(), 1);
     assert_eq!(alive[0].pid, std::process::id());
     assert_eq!(alive[0].name, "reader");
-    assert_eq!(alive[0].slot, Some(buffer.slot()));
+    assert_eq!(alive[0].index, Some(buffer.slot()));
     assert_eq!(alive[0].instance_uuid, buffer.identity().instance_uuid);
 
     drop(buffer);
@@ -48,7 +48,7 @@ fn create_then_join_and_list_participants() {
         0,
         "a dropped buffer releases its slot byte"
     );
-    assert_eq!(p.slots.len(), 1, "its record stays for tools");
+    assert_eq!(p.consumers.len(), 1, "its record stays for tools");
 }
 
 #[test]
@@ -206,7 +206,7 @@ fn mismatched_hellos_get_their_status() {
     );
 
     assert_eq!(owner.stats().granted, 0);
-    assert_eq!(owner.participants().unwrap().slots.len(), 0);
+    assert_eq!(owner.participants().unwrap().consumers.len(), 0);
 }
 
 #[test]

@@ -486,7 +486,7 @@ fn slots_check(rows: &[ParticipantRow]) -> Check {
     let summary = format!(
         "{} of {} participant slots alive, {} stuck; {} free again (process ended or detached)",
         count(SlotState::Alive),
-        tf_shm::rendezvous::PARTICIPANT_SLOTS,
+        tf_shm::rendezvous::MAX_PARTICIPANTS,
         stuck.len(),
         count(SlotState::Free),
     );

@@ -88,7 +88,9 @@ impl ParticipantRow {
     fn new(p: &Participant, owner_uuid: Option<[u8; 16]>) -> ParticipantRow {
         let running = p.process_running();
         ParticipantRow {
-            slot: p.slot.map_or_else(|| "owner".to_owned(), |s| s.to_string()),
+            slot: p
+                .index
+                .map_or_else(|| "owner".to_owned(), |s| s.to_string()),
             pid: p.pid,
             name: p.name.clone(),
             mode: mode_name(p.mode),
@@ -96,7 +98,7 @@ impl ParticipantRow {
             process_running: running,
             current_arena: owner_uuid.is_none() || owner_uuid == Some(p.instance_uuid),
             arena: hex8(&p.instance_uuid),
-            state: SlotState::of(p.alive, running, p.slot.is_none()),
+            state: SlotState::of(p.alive, running, p.index.is_none()),
         }
     }
 }
@@ -106,7 +108,7 @@ pub fn rows(ps: &Participants) -> Vec<ParticipantRow> {
     let owner_uuid = ps.owner.as_ref().map(|o| o.instance_uuid);
     ps.owner
         .iter()
-        .chain(&ps.slots)
+        .chain(&ps.consumers)
         .map(|p| ParticipantRow::new(p, owner_uuid))
         .collect()
 }

@@ -387,7 +387,7 @@ fn slot_held_by_a_dead_process_fails() {
         .unwrap();
     // ... whose lock byte is still held (as by a child that inherited the descriptor).
     let holder = LockFile::open_read(&lock_path).unwrap();
-    holder.hold_slot(200).unwrap();
+    holder.hold_participant(200).unwrap();
     let checks = doctor(&dir, &[], 1);
     only_fails(&checks, &["SLOTS"]);
     let verdict = status(&checks, "SLOTS").1;

@@ -199,7 +199,7 @@ pub fn check_dir(path: &Path, group: Option<u32>) -> Result<bool, LocationError>
 
 /// Creates (if missing) the runtime and domain directories, 0700 or 0750 with `group` (then
 /// owned by that group), and checks them.
-pub fn prepare_dirs(loc: &Location, group: Option<u32>) -> Result<(), LocationError> {
+pub(crate) fn prepare_dirs(loc: &Location, group: Option<u32>) -> Result<(), LocationError> {
     for dir in [&loc.runtime_dir, &loc.domain_dir] {
         if !check_dir(dir, group)? {
             let mode = if group.is_some() { 0o750 } else { 0o700 };

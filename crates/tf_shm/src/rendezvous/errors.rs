@@ -113,8 +113,8 @@ pub enum Refusal {
     LayoutMismatch,
     /// The arena was made in another boot (or boot namespace) than the consumer runs in.
     BootMismatch,
-    /// Every participant slot of the lock file is taken.
-    NoFreeParticipantSlot,
+    /// Every entry of the participant table is taken.
+    ParticipantTableFull,
     /// The consumer asked for write access, which only the owner has.
     ModeNotPermitted,
     /// The owner could not parse the hello.
@@ -133,7 +133,7 @@ impl Refusal {
             Status::VersionMismatch => Refusal::VersionMismatch,
             Status::LayoutMismatch => Refusal::LayoutMismatch,
             Status::BootMismatch => Refusal::BootMismatch,
-            Status::NoFreeSlot => Refusal::NoFreeParticipantSlot,
+            Status::NoFreeSlot => Refusal::ParticipantTableFull,
             Status::ModeNotPermitted => Refusal::ModeNotPermitted,
             Status::Malformed => Refusal::Malformed,
             Status::PermissionDenied => Refusal::PermissionDenied,
@@ -203,7 +203,8 @@ pub enum JoinError {
         /// The limit.
         after: Duration,
     },
-    /// The arena the owner sent could not be mapped (not sealed, damaged, wrong size).
+    /// The arena the owner sent could not be used: not sealed or not mappable, not a tf_shm
+    /// arena, another format version or layout, or a header inconsistent with its size.
     Attach(AttachError),
 }
 
@@ -289,9 +290,9 @@ impl fmt::Display for JoinError {
                         "its arena was made in another boot (or boot namespace): restart \
                          tf_shm_bridge"
                     ),
-                    Refusal::NoFreeParticipantSlot => write!(
+                    Refusal::ParticipantTableFull => write!(
                         f,
-                        "all {} participant slots are taken: see `tf_shm participants`",
+                        "all {} participant entries are taken: see `tf_shm participants`",
                         super::lockfile::SLOTS
                     ),
                     Refusal::ModeNotPermitted => write!(
@@ -346,7 +347,7 @@ impl std::error::Error for JoinError {
 pub enum ServeError {
     /// The rendezvous cannot be used (environment, name, directory).
     Location(LocationError),
-    /// A system call on the lock file or the socket failed.
+    /// A system call on the lock file, the socket or the arena's memfd failed.
     Io {
         /// What was being done.
         op: &'static str,
@@ -363,7 +364,8 @@ pub enum ServeError {
         /// The live owner's pid as it recorded it.
         pid: Option<u32>,
     },
-    /// The arena could not be created (invalid configuration, or no memory for the memfd).
+    /// The arena could not be created: an invalid configuration, or the memfd could not be
+    /// created, sized, mapped or sealed.
     Create(CreateError),
 }
 

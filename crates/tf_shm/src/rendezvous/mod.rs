@@ -66,8 +66,8 @@ pub use serve::{Owner, Serve};
 pub use server::ServerStats;
 pub use wire::Mode;
 
-/// Participant slots per arena: how many consumers can be joined at once.
-pub const PARTICIPANT_SLOTS: u32 = lockfile::SLOTS;
+/// Entries of an arena's participant table: how many consumers can be joined at once.
+pub const MAX_PARTICIPANTS: u32 = lockfile::SLOTS;
 
 /// A callback for what the owner server refuses or drops (peers with other credentials,
 /// malformed hellos, timeouts). The library has no logger; the bridge forwards these to its own.

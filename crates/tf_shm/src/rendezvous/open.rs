@@ -273,7 +273,7 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, JoinError> {
     if resp.slot >= SLOTS {
         return Err(protocol(format!("slot {} out of range", resp.slot)));
     }
-    lock.hold_slot(resp.slot)
+    lock.hold_participant(resp.slot)
         .map_err(|e| JoinError::io("lock our slot in", &loc.lock_path, e))?;
     let view = Arena::attach(&fd).map_err(JoinError::Attach)?;
     if view.identity().instance_uuid != resp.instance_uuid {

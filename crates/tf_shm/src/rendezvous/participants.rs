@@ -1,16 +1,17 @@
 //! The participant table of an arena, read from its lock file without joining: who owns it,
-//! and which consumers hold a participant slot.
+//! and which consumers hold an entry of the table (the lock file's byte `1 + index`). (In this
+//! crate a bare "slot" is a ring's seqlock cell; the table's places are participant entries.)
 
 use super::discovery::Location;
 use super::lockfile::{process_start_time, LockFile, Record, SLOTS};
 use super::wire::Mode;
 use super::LocationError;
 
-/// One participant slot as the lock file records it.
+/// One participant entry as the lock file records it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Participant {
-    /// Slot number (the owner's record has none).
-    pub slot: Option<u32>,
+    /// Index in the participant table, `0..MAX_PARTICIPANTS` (the owner's record has none).
+    pub index: Option<u32>,
     /// Pid (in the owner's pid namespace).
     pub pid: u32,
     /// Process start time, clock ticks after boot (0 if unknown).
@@ -30,8 +31,8 @@ pub struct Participant {
 pub struct Participants {
     /// The owner's record (the last owner's, if none is alive).
     pub owner: Option<Participant>,
-    /// Every slot that was ever granted, alive or not.
-    pub slots: Vec<Participant>,
+    /// Every consumer entry that was ever granted, alive or not, by index.
+    pub consumers: Vec<Participant>,
 }
 
 impl Participant {
@@ -48,9 +49,9 @@ impl Participant {
 }
 
 impl Participants {
-    /// Slots alive now.
+    /// Consumers alive now.
     pub fn alive(&self) -> impl Iterator<Item = &Participant> {
-        self.slots.iter().filter(|p| p.alive)
+        self.consumers.iter().filter(|p| p.alive)
     }
 }
 
@@ -61,8 +62,8 @@ pub fn participants(loc: &Location) -> Result<Participants, LocationError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Participants::default()),
         Err(e) => return Err(LocationError::io("open", &loc.lock_path, e)),
     };
-    let entry = |slot: Option<u32>, r: Record, alive: bool| Participant {
-        slot,
+    let entry = |index: Option<u32>, r: Record, alive: bool| Participant {
+        index,
         pid: r.pid,
         start_time: r.start_time,
         mode: Mode::from_wire(r.mode),
@@ -73,11 +74,11 @@ pub fn participants(loc: &Location) -> Result<Participants, LocationError> {
     let owner = lock
         .read_owner()
         .map(|r| entry(None, r, lock.owner_alive()));
-    let slots = (0..SLOTS)
+    let consumers = (0..SLOTS)
         .filter_map(|s| {
-            lock.read_slot(s)
-                .map(|r| entry(Some(s), r, lock.slot_alive(s)))
+            lock.read_participant(s)
+                .map(|r| entry(Some(s), r, lock.participant_alive(s)))
         })
         .collect();
-    Ok(Participants { owner, slots })
+    Ok(Participants { owner, consumers })
 }
