@@ -9,34 +9,32 @@ use crate::cli::Global;
 /// Name this tool records in the participant table.
 pub const PARTICIPANT_NAME: &str = "tf_shm";
 
-/// The joiner for the global options (read-only; unset options come from the environment).
+/// Sets the global options' domain, name and runtime dir on a [`Join`] or a [`Serve`] builder
+/// (the two roles have the same setters); unset options come from the environment.
+macro_rules! at_global {
+    ($builder:expr, $g:expr) => {{
+        let mut b = $builder;
+        if let Some(d) = $g.domain {
+            b = b.domain(d);
+        }
+        if let Some(n) = &$g.name {
+            b = b.name(n);
+        }
+        if let Some(r) = &$g.runtime_dir {
+            b = b.runtime_dir(r);
+        }
+        b
+    }};
+}
+
+/// The joiner for the global options (read-only).
 pub fn opener(g: &Global) -> Join {
-    let mut o = Join::new().participant_name(PARTICIPANT_NAME);
-    if let Some(d) = g.domain {
-        o = o.domain(d);
-    }
-    if let Some(n) = &g.name {
-        o = o.name(n);
-    }
-    if let Some(r) = &g.runtime_dir {
-        o = o.runtime_dir(r);
-    }
-    o
+    at_global!(Join::new().participant_name(PARTICIPANT_NAME), g)
 }
 
 /// The owner of a new arena with `config` at the global options' location.
 pub fn server(g: &Global, config: ArenaConfig) -> Serve {
-    let mut o = Serve::new(config).participant_name(PARTICIPANT_NAME);
-    if let Some(d) = g.domain {
-        o = o.domain(d);
-    }
-    if let Some(n) = &g.name {
-        o = o.name(n);
-    }
-    if let Some(r) = &g.runtime_dir {
-        o = o.runtime_dir(r);
-    }
-    o
+    at_global!(Serve::new(config).participant_name(PARTICIPANT_NAME), g)
 }
 
 /// Where the arena of the global options lives.

@@ -413,3 +413,36 @@ impl std::error::Error for ServeError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_refusing_status_is_its_own_refusal_and_only_busy_is_retried() {
+        let statuses = (0..16).filter_map(Status::from_wire).collect::<Vec<_>>();
+        assert_eq!(statuses.len(), 9, "every wire status");
+        let at = Box::new(Location::new("/run/x".into(), 0, "default").unwrap());
+        let mut texts = std::collections::HashSet::new();
+        let mut refusals = std::collections::HashSet::new();
+        for s in statuses {
+            let Some(refusal) = Refusal::from_status(s) else {
+                assert_eq!(s, Status::Ok);
+                continue;
+            };
+            assert!(
+                refusals.insert(refusal),
+                "{s:?} maps to a refusal already taken"
+            );
+            let e = JoinError::Refused {
+                at: at.clone(),
+                refusal,
+                owner_version: 1,
+                owner_layout: 2,
+            };
+            assert_eq!(e.is_retryable(), refusal == Refusal::Busy, "{refusal:?}");
+            assert!(texts.insert(e.to_string()), "{refusal:?} has its own text");
+        }
+        assert_eq!(refusals.len(), 8);
+    }
+}
