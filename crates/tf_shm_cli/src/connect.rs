@@ -1,6 +1,6 @@
 //! Finding the arena from the global options, as `tf_shm::open()` does from the environment.
 
-use tf_shm::rendezvous::discovery::{self, Location, Overrides};
+use tf_shm::rendezvous::Location;
 use tf_shm::rendezvous::{Join, LocationError, Serve};
 use tf_shm::{ArenaConfig, Buffer, JoinError};
 
@@ -39,11 +39,7 @@ pub fn server(g: &Global, config: ArenaConfig) -> Serve {
 
 /// Where the arena of the global options lives.
 pub fn location(g: &Global) -> Result<Location, LocationError> {
-    discovery::resolve(&Overrides {
-        runtime_dir: g.runtime_dir.clone(),
-        domain: g.domain,
-        name: g.name.clone(),
-    })
+    opener(g).location()
 }
 
 /// Joins the arena once.

@@ -59,7 +59,7 @@ impl Location {
 
 /// What the caller fixed explicitly; the rest comes from the environment.
 #[derive(Clone, Debug, Default)]
-pub struct Overrides {
+pub(crate) struct Overrides {
     /// Runtime dir.
     pub runtime_dir: Option<PathBuf>,
     /// Domain.
@@ -69,12 +69,12 @@ pub struct Overrides {
 }
 
 /// Resolves a location from `o` and the process environment.
-pub fn resolve(o: &Overrides) -> Result<Location, LocationError> {
+pub(crate) fn resolve(o: &Overrides) -> Result<Location, LocationError> {
     resolve_with(o, |k| std::env::var_os(k))
 }
 
 /// [`resolve`] with an explicit environment (for tests).
-pub fn resolve_with(
+pub(crate) fn resolve_with(
     o: &Overrides,
     env: impl Fn(&str) -> Option<OsString>,
 ) -> Result<Location, LocationError> {
