@@ -30,7 +30,7 @@ use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use layout::*;
-pub use layout::{layout_hash, ring_bytes, FORMAT_VERSION};
+pub use layout::{layout_hash, ring_bytes, FORMAT_VERSION, MAX_NAME_LEN as MAX_FRAME_NAME_LEN};
 use region::Region;
 
 use crate::sync::Ordering;
