@@ -20,9 +20,8 @@ use clap::Parser;
 use futures::StreamExt;
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::{ParameterValue, QosProfile};
-use tf_shm::store::FrameStore;
 use tf_shm::validate::TransformInput;
-use tf_shm::{Mode, Open, Owner};
+use tf_shm::{Owner, Serve};
 
 use clock::{Jump, JumpDetector};
 use ingest::Ingest;
@@ -116,9 +115,7 @@ fn rendezvous_logger() -> impl Fn(&str) + Send + Sync + 'static {
 }
 
 fn open_arena(s: &Settings) -> Result<Owner, String> {
-    let mut open = Open::new()
-        .mode(Mode::ReadWrite)
-        .create(s.arena.clone())
+    let mut open = Serve::new(s.arena.clone())
         .require_create(true)
         .participant_name("tf_shm_bridge")
         .defer_ready(true)
@@ -132,7 +129,7 @@ fn open_arena(s: &Settings) -> Result<Owner, String> {
     if let Some(gid) = s.allowed_group {
         open = open.allow_group(gid);
     }
-    open.open_owner().map_err(|e| e.to_string())
+    open.serve().map_err(|e| e.to_string())
 }
 
 fn stamp_ns(t: &r2r::builtin_interfaces::msg::Time) -> i64 {
@@ -142,7 +139,7 @@ fn stamp_ns(t: &r2r::builtin_interfaces::msg::Time) -> i64 {
 /// Writes one message's transforms (waiting consumers are woken once, after the message);
 /// logs frames seen for the first time.
 fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_static: bool) {
-    let before = owner.view().frame_count();
+    let before = owner.view().frames_created();
     owner.writer().batch(|writer| {
         for t in &msg.transforms {
             let (p, q) = (&t.transform.translation, &t.transform.rotation);
@@ -157,9 +154,9 @@ fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_st
         }
     });
     let view = owner.view();
-    for id in before..view.frame_count() {
-        if let Ok(Some(name)) = view.frame_name(id) {
-            tracing::debug!(frame = %name, id, "new frame");
+    for id in before + 1..=view.frames_created() {
+        if let Ok(info) = view.frame_info(id) {
+            tracing::debug!(frame = %info.name, id, "new frame");
         }
     }
 }
@@ -314,7 +311,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             tracing::info!(
                 "{} frames; {} samples stored, {} duplicates, {} refused, {} with history cut, \
                  {} messages lost",
-                owner.view().frame_count().saturating_sub(1),
+                owner.view().frames_created(),
                 c.stored,
                 c.duplicates,
                 c.refused,

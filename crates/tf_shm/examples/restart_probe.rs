@@ -35,7 +35,7 @@ struct Args {}
 
 fn main() {
     let _: Args = clap::Parser::parse();
-    let buffer = tf_shm::Open::new()
+    let buffer = tf_shm::Join::new()
         .participant_name("restart_probe")
         .await_open(Duration::from_secs(30))
         .unwrap_or_else(|e| {

@@ -24,7 +24,7 @@ use crate::error::{ArenaError, TransformError};
 use crate::queries::BufferCore;
 use crate::rendezvous::handover::Handover;
 use crate::rendezvous::open::{join, Attachment, JoinSpec, RETRY};
-use crate::rendezvous::{Location, OpenError};
+use crate::rendezvous::{JoinError, Location};
 use crate::sample::{Transform, TransformStamped};
 use crate::view::{ArenaView, FramePair};
 
@@ -35,7 +35,7 @@ const SWAP_RECHECK: Duration = Duration::from_millis(200);
 const REFUSED_RETRY: Duration = Duration::from_secs(1);
 
 /// A consumer's read-only handle on an arena; made by [`crate::open`] or
-/// [`Open::open`](crate::rendezvous::Open::open). `Send + Sync`: share it with an `Arc`.
+/// [`Join::open`](crate::rendezvous::Join::open). `Send + Sync`: share it with an `Arc`.
 pub struct Buffer {
     shared: Arc<Shared>,
     monitor: Option<JoinHandle<()>>,
@@ -50,10 +50,10 @@ struct Shared {
 }
 
 impl Buffer {
-    pub(crate) fn start(att: Attachment, spec: JoinSpec) -> Result<Buffer, OpenError> {
+    pub(crate) fn start(att: Attachment, spec: JoinSpec) -> Result<Buffer, JoinError> {
         use rustix::event::{eventfd, EventfdFlags};
         let wake = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
-            .map_err(|e| OpenError::io("create an eventfd for", &spec.loc.sock_path, e.into()))?;
+            .map_err(|e| JoinError::io("create an eventfd for", &spec.loc.sock_path, e.into()))?;
         let shared = Arc::new(Shared {
             current: ArcSwap::from_pointee(att),
             arena_swaps: AtomicU64::new(0),
@@ -66,7 +66,7 @@ impl Buffer {
             .name("tf_shm-reattach".into())
             .spawn(move || s.monitor())
             .map_err(|e| {
-                OpenError::io(
+                JoinError::io(
                     "start the re-attach thread for",
                     &shared.spec.loc.sock_path,
                     e,
