@@ -3,7 +3,7 @@
     ros2 launch tf_shm_bridge two_robots.launch.py
 
 robot1's bridge serves /robot1/tf and /robot1/tf_static as arena "robot1", robot2's likewise;
-consumers pick one with TF_SHM_NAME=robot1 (or tf_shm::Open's name). Both use the same params
+consumers pick one with TF_SHM_NAME=robot1 (or tf_shm::Join's name). Both use the same params
 file, keyed /** so it applies under any namespace. A second bridge on the same arena name and
 domain is refused, so each robot needs its own arena_name.
 """

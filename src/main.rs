@@ -20,9 +20,8 @@ use clap::Parser;
 use futures::StreamExt;
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::{ParameterValue, QosProfile};
-use tf_shm::store::FrameStore;
 use tf_shm::validate::TransformInput;
-use tf_shm::{Mode, Open, Owner};
+use tf_shm::{Owner, Serve};
 
 use clock::{Jump, JumpDetector};
 use ingest::Ingest;
@@ -88,9 +87,7 @@ fn ros_params(node: &r2r::Node) -> HashMap<String, Param> {
 }
 
 fn open_arena(s: &Settings, log: &RendezvousLog) -> Result<Owner, String> {
-    let mut open = Open::new()
-        .mode(Mode::ReadWrite)
-        .create(s.arena.clone())
+    let mut open = Serve::new(s.arena.clone())
         .require_create(true)
         .participant_name("tf_shm_bridge")
         .defer_ready(true)
@@ -104,7 +101,7 @@ fn open_arena(s: &Settings, log: &RendezvousLog) -> Result<Owner, String> {
     if let Some(gid) = s.allowed_group {
         open = open.allow_group(gid);
     }
-    open.open_owner().map_err(|e| e.to_string())
+    open.serve().map_err(|e| e.to_string())
 }
 
 fn stamp_ns(t: &r2r::builtin_interfaces::msg::Time) -> i64 {
@@ -114,7 +111,7 @@ fn stamp_ns(t: &r2r::builtin_interfaces::msg::Time) -> i64 {
 /// Writes one message's transforms (waiting consumers are woken once, after the message);
 /// logs frames seen for the first time.
 fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_static: bool) {
-    let before = owner.view().frame_count();
+    let before = owner.view().frames_created();
     owner.writer().batch(|writer| {
         for t in &msg.transforms {
             let (p, q) = (&t.transform.translation, &t.transform.rotation);
@@ -129,9 +126,9 @@ fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_st
         }
     });
     let view = owner.view();
-    for id in before..view.frame_count() {
-        if let Ok(Some(name)) = view.frame_name(id) {
-            tracing::debug!(frame = %name, id, "new frame");
+    for id in before + 1..=view.frames_created() {
+        if let Ok(info) = view.frame_info(id) {
+            tracing::debug!(frame = %info.name, id, "new frame");
         }
     }
 }
@@ -194,10 +191,10 @@ async fn run(cli: Cli) -> Result<(), String> {
         .reliable()
         .transient_local();
     let tf = node
-        .subscribe::<TFMessage>(&settings.tf_topic, tf_qos)
+        .subscribe_with_info::<TFMessage>(&settings.tf_topic, tf_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_topic))?;
     let tf_static = node
-        .subscribe::<TFMessage>(&settings.tf_static_topic, static_qos)
+        .subscribe_with_info::<TFMessage>(&settings.tf_static_topic, static_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_static_topic))?;
     let clock = node.get_ros_clock();
     let mut intake = Intake::spawn(node, tf, tf_static, settings.tf_static_topic.clone())
@@ -209,6 +206,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     let mut jumps = JumpDetector::default();
     let mut ingest = Ingest::default();
     let mut lost_reported = 0u64;
+    let mut sequence_note = false;
     let mut lost_log = RateLimiter::<()>::new(Duration::from_secs(10), 1, 1);
     let mut summary_at = Instant::now();
     loop {
@@ -224,20 +222,31 @@ async fn run(cli: Cli) -> Result<(), String> {
                 check_clock = true;
                 ingest.report_held_back();
                 rendezvous_log.flush();
-                let lost = intake.shared.lost.load(Ordering::Relaxed);
+                let lost = intake.shared.lost();
                 if lost > lost_reported {
                     owner.writer().set_messages_lost(lost);
-                    // Once per period at most; the next line carries the running total.
+                    // Once per period at most; the next line carries the running totals.
                     if lost_log.check((), Instant::now()).is_some() {
                         tracing::warn!(
-                            "{} messages lost so far ({} since the last report): the writer \
+                            "{} messages lost so far ({} since the last report): {} not \
+                             delivered by the middleware (more waiting than the QoS depth, or \
+                             replaced in a publisher's history), {} dropped because the writer \
                              fell more than {} messages behind",
                             lost,
                             lost - lost_reported,
+                            intake.shared.lost_middleware.load(Ordering::Relaxed),
+                            intake.shared.lost_queue.load(Ordering::Relaxed),
                             intake::QUEUE_CAPACITY
                         );
                         lost_reported = lost;
                     }
+                }
+                if !sequence_note && !intake.shared.sequence_numbers.load(Ordering::Relaxed) {
+                    sequence_note = true;
+                    tracing::info!(
+                        "the middleware reports no publication sequence numbers: messages it \
+                         drops cannot be counted (only those the bridge itself drops are)"
+                    );
                 }
             }
             _ = sigint.recv() => break,
@@ -276,12 +285,12 @@ async fn run(cli: Cli) -> Result<(), String> {
             tracing::info!(
                 "{} frames; {} samples stored, {} duplicates, {} refused, {} with history cut, \
                  {} messages lost",
-                owner.view().frame_count().saturating_sub(1),
+                owner.view().frames_created(),
                 c.stored,
                 c.duplicates,
                 c.refused,
                 c.history_cut,
-                intake.shared.lost.load(Ordering::Relaxed)
+                intake.shared.lost()
             );
         }
     }

@@ -107,6 +107,45 @@ def test_a_hundred_tf_messages_back_to_back_all_stored(run, busy_cores):
     assert doctor(run)["INTAKE"]["status"] == "ok"
 
 
+def test_messages_the_middleware_drops_are_counted(run):
+    """A bridge stopped (SIGSTOP) while 300 messages are published back to back can take only
+    the last QoS-depth of them afterwards; every other one is counted as lost, none silently."""
+    n = 300
+    bridge = run.bridge()
+    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    pub = run.start("pub_held", [sys.executable, PUB, "held", str(n)], stdout=subprocess.PIPE,
+                    stdin=subprocess.PIPE, text=True)
+    expect_line(run, pub, "lead sent", 60)
+    # The publisher's first message starts its sequence count in the bridge.
+    assert stored(run, "held_lead", {"held_lead"}, 15) == {"held_lead"}, run.logs()
+    os.kill(bridge.pid, signal.SIGSTOP)
+    try:
+        pub.stdin.write("go\n")
+        pub.stdin.flush()
+        expect_line(run, pub, f"sent {n}", 60)
+        time.sleep(0.5)
+    finally:
+        os.kill(bridge.pid, signal.SIGCONT)
+    want = {f"held_{i}" for i in range(n)}
+    deadline = time.monotonic() + 20
+    while True:
+        got = frames_named(run, "held_") - {"held_lead"}
+        m = re.match(r"(\d+) messages lost", doctor(run)["INTAKE"]["verdict"])
+        lost = int(m.group(1)) if m else 0
+        if len(got) + lost >= n or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    print(f"\nmiddleware drop: {len(got)} of {n} stored, {lost} counted lost")
+    assert got <= want
+    assert lost > 0, f"nothing counted although {n - len(got)} of {n} messages are missing\n{run.logs()}"
+    assert len(got) + lost == n, f"{len(got)} stored + {lost} counted lost != {n} published\n{run.logs()}"
+    check = doctor(run)["INTAKE"]
+    assert check["status"] == "fail" and check["verdict"].startswith(f"{lost} messages lost"), check
+    # The bridge said so at warn, with the middleware's share.
+    text = Path(bridge.log).read_text()
+    assert re.search(rf"{lost} messages lost so far .*{lost} not delivered by the middleware", text), text[-3000:]
+
+
 def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
     """20 SIGKILL restarts under a live publisher, 4 consumers: no lookup fails, no answer is
     wrong, and each consumer answers with the new bridge's data within 1 s of the new bridge

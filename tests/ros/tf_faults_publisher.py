@@ -6,6 +6,10 @@
   burst N     waits until a subscriber of /tf is matched, then 1 s, then publishes N /tf
               messages back to back (one transform each, child burst_i under origin, all
               stamped now); prints "sent N", then stays up until killed.
+  held N      waits until a subscriber of /tf is matched, publishes one /tf message (child
+              held_lead under origin), prints "lead sent", then waits for a line on stdin and
+              publishes N /tf messages back to back (children held_0 .. held_{N-1}); prints
+              "sent N", then stays up until killed.
   live HZ     /tf map -> base_link at HZ with x = stamp_s mod 100, y = 0.5, rotation about z of
               (stamp_s mod 10) rad; /tf_static base_link -> sensor (0.1, 0.2, 0.3) latched;
               prints "up", then publishes until killed.
@@ -67,6 +71,23 @@ def burst(n):
         time.sleep(1)
 
 
+def held(n):
+    node = rclpy.create_node("held_pub")
+    pub = node.create_publisher(TFMessage, "/tf", TF_QOS)
+    while pub.get_subscription_count() < 1:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    pub.publish(TFMessage(transforms=[transform("origin", "held_lead", time.time_ns(), (0.0, 0.0, 0.0))]))
+    say("lead sent")
+    sys.stdin.readline()
+    now = time.time_ns()
+    for i in range(n):
+        pub.publish(TFMessage(transforms=[transform("origin", f"held_{i}", now, (float(i), 0.0, 0.0))]))
+    say(f"sent {n}")
+    while True:
+        time.sleep(1)
+
+
 def live(hz):
     node = rclpy.create_node("live_pub")
     tf = node.create_publisher(TFMessage, "/tf", TF_QOS)
@@ -86,7 +107,7 @@ def live(hz):
 def main():
     mode, arg = sys.argv[1], int(sys.argv[2])
     rclpy.init()
-    {"statics": statics, "burst": burst, "live": live}[mode](arg)
+    {"statics": statics, "burst": burst, "held": held, "live": live}[mode](arg)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ struct Args {
 }
 
 fn open() -> tf_shm::Buffer {
-    tf_shm::Open::new()
+    tf_shm::Join::new()
         .participant_name("restart_probe")
         .await_open(Duration::from_secs(30))
         .unwrap_or_else(|e| {

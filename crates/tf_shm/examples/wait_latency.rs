@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use tf_shm::rendezvous::{Mode, Open};
+use tf_shm::rendezvous::{Join, Serve};
 use tf_shm::validate::TransformInput;
 use tf_shm::ArenaConfig;
 
@@ -33,12 +33,10 @@ fn writer(dir: &str, samples: i64) {
         memory_budget_bytes: 16 << 20,
         ..ArenaConfig::default()
     };
-    let mut owner = Open::new()
+    let mut owner = Serve::new(cfg)
         .runtime_dir(dir)
-        .mode(Mode::ReadWrite)
-        .create(cfg)
         .require_create(true)
-        .open_owner()
+        .serve()
         .expect("owner");
     println!("READY");
     let _ = std::io::stdout().flush();
@@ -121,7 +119,7 @@ fn main() {
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
     assert_eq!(line.trim(), "READY");
-    let buffer = Open::new().runtime_dir(&dir).open().expect("consumer");
+    let buffer = Join::new().runtime_dir(&dir).open().expect("consumer");
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "go").unwrap();
     let mut lat = Vec::with_capacity(samples as usize);

@@ -23,7 +23,7 @@ use crate::handover_store::HandoverStore;
 use crate::queries::BufferCore;
 use crate::rendezvous::open::{Attachment, JoinSpec};
 use crate::rendezvous::reattach::Follower;
-use crate::rendezvous::{Location, OpenError};
+use crate::rendezvous::{JoinError, Location};
 use crate::sample::{FrameId, Transform, TransformStamped};
 use crate::store::{FrameStore, HistorySpan, LinkAt};
 use crate::view::{ArenaView, FramePair};
@@ -33,14 +33,14 @@ use crate::view::{ArenaView, FramePair};
 const SWAP_RECHECK: Duration = Duration::from_millis(200);
 
 /// A consumer's read-only handle on an arena; made by [`crate::open`] or
-/// [`Open::open`](crate::rendezvous::Open::open). `Send + Sync`: share it with an `Arc`.
+/// [`Join::open`](crate::rendezvous::Join::open). `Send + Sync`: share it with an `Arc`.
 pub struct Buffer {
     shared: Arc<Follower>,
     monitor: Option<JoinHandle<()>>,
 }
 
 impl Buffer {
-    pub(crate) fn start(att: Attachment, spec: JoinSpec) -> Result<Buffer, OpenError> {
+    pub(crate) fn start(att: Attachment, spec: JoinSpec) -> Result<Buffer, JoinError> {
         let shared = Arc::new(Follower::new(att, spec)?);
         let monitor = Follower::spawn(&shared)?;
         Ok(Buffer {

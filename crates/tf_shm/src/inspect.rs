@@ -7,7 +7,7 @@ use crate::sample::FrameId;
 use crate::store::{FrameStore, HistorySpan};
 use crate::sync::Ordering;
 use crate::view::ArenaView;
-use crate::writer::COUNTED_CODES;
+use crate::writer::{CAPACITY_COUNTER, COUNTED_CODES};
 
 /// What kind of cache a frame has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,16 +51,17 @@ pub struct FrameInfo {
     pub authority: Option<String>,
 }
 
-/// Arena-wide numbers.
+/// Arena-wide numbers, as the writer keeps them in the arena's header (tools read these rather
+/// than the header's raw fields).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArenaStats {
     /// Arena size, bytes.
     pub arena_size: u64,
-    /// Frames created (ids `1..frame_count`), and the most there can be.
+    /// Frames created (ids `1..=frames`).
     pub frames: u32,
     /// `max_frames`.
     pub max_frames: u32,
-    /// Ring pool bytes handed out, and its size.
+    /// Ring pool bytes handed out.
     pub pool_used: u64,
     /// Ring pool size, bytes.
     pub pool_size: u64,
@@ -68,18 +69,26 @@ pub struct ArenaStats {
     pub cache_time_ns: i64,
     /// Samples accepted.
     pub accepted_total: u64,
-    /// Samples refused by tf2's rules, per code (`"TF_NAN_INPUT"`, …), and `"CAPACITY"` for
-    /// samples the arena had no room for.
+    /// Samples refused by tf2's rules, per code (`"TF_NAN_INPUT"`, `"TF_OLD_DATA"`, …), every
+    /// code listed (0 when none was refused).
     pub refusals: Vec<(&'static str, u64)>,
-    /// `STATUS_*` bits.
-    pub status: u64,
+    /// Samples refused because the arena had no room for them (frame table, names region or
+    /// ring pool full).
+    pub capacity_refusals: u64,
+    /// A new frame was refused: the frame table holds `max_frames` frames.
+    pub frame_table_full: bool,
+    /// A new frame or authority name was refused: the names region is full.
+    pub names_full: bool,
+    /// The ring pool could not grow a ring (some history is shorter than the cache time) or
+    /// could not give a new frame its first ring.
+    pub ring_pool_exhausted: bool,
     /// `clear()` calls (time jumps).
     pub clears_total: u64,
     /// Messages the bridge received but could not store (its intake queue was full).
     pub messages_lost: u64,
     /// When the bridge declared the arena ready, ns since the Unix epoch (0: not yet).
     pub ready_unix_ns: i64,
-    /// Wall-clock creation time and time of the newest sample, ns since the Unix epoch.
+    /// Wall-clock time the arena was created, ns since the Unix epoch.
     pub created_unix_ns: i64,
     /// Wall-clock time of the newest accepted sample, ns since the Unix epoch (0: never).
     pub last_write_unix_ns: i64,
@@ -88,6 +97,11 @@ pub struct ArenaStats {
 }
 
 impl ArenaView {
+    /// Frames created so far, ids `1..=frames_created()` (ids are never reused).
+    pub fn frames_created(&self) -> u32 {
+        self.frame_count().saturating_sub(1)
+    }
+
     /// Every frame, by id.
     ///
     /// Errors: [`ArenaError`] when the arena is damaged or a frame cannot be read consistently.
@@ -136,22 +150,26 @@ impl ArenaView {
     pub fn stats(&self) -> ArenaStats {
         let h = self.header();
         let g = self.geometry();
+        let status = h.status.load(Ordering::Relaxed);
+        let refusals: Vec<(&'static str, u64)> = COUNTED_CODES
+            .iter()
+            .map(|c| c.as_str())
+            .zip(&h.refusals)
+            .map(|(n, c)| (n, c.load(Ordering::Relaxed)))
+            .collect();
         ArenaStats {
             arena_size: g.size,
-            frames: self.frame_count().saturating_sub(1),
+            frames: self.frames_created(),
             max_frames: g.max_frames,
             pool_used: h.pool_used.load(Ordering::Relaxed),
             pool_size: g.pool_size,
             cache_time_ns: g.cache_time_ns,
             accepted_total: h.accepted_total.load(Ordering::Relaxed),
-            refusals: COUNTED_CODES
-                .iter()
-                .map(|c| c.as_str())
-                .chain(["CAPACITY"])
-                .zip(&h.refusals)
-                .map(|(n, c)| (n, c.load(Ordering::Relaxed)))
-                .collect(),
-            status: h.status.load(Ordering::Relaxed),
+            capacity_refusals: h.refusals[CAPACITY_COUNTER].load(Ordering::Relaxed),
+            refusals,
+            frame_table_full: status & STATUS_FRAME_TABLE_FULL != 0,
+            names_full: status & STATUS_NAMES_FULL != 0,
+            ring_pool_exhausted: status & STATUS_POOL_EXHAUSTED != 0,
             clears_total: h.clears_total.load(Ordering::Relaxed),
             messages_lost: h.messages_lost.load(Ordering::Relaxed),
             ready_unix_ns: h.ready_unix_ns.load(Ordering::Acquire),

@@ -7,7 +7,7 @@
 //! # let dir = std::env::temp_dir().join(format!("tf_shm_lib_doc_{}", std::process::id()));
 //! # std::env::set_var("TF_SHM_RUNTIME_DIR", &dir);
 //! # let small = tf_shm::ArenaConfig { memory_budget_bytes: 4 << 20, ..Default::default() };
-//! # let mut bridge = tf_shm::Open::new().mode(tf_shm::Mode::ReadWrite).create(small).open_owner()?;
+//! # let mut bridge = tf_shm::Serve::new(small).serve()?;
 //! # bridge.writer().set_transform(&tf_shm::validate::TransformInput {
 //! #     frame_id: "map", child_frame_id: "base_link", stamp: 1_000_000_000,
 //! #     translation: [1.0, 2.0, 0.0], rotation: [0.0, 0.0, 0.0, 1.0] }, "doc", true)?;
@@ -21,8 +21,12 @@
 //! The buffer survives bridge restarts by itself; see [`rendezvous`] for how it finds and
 //! follows the arena.
 
+// unsafe lives in two modules only (the mapping, and the fcntl locks), each allowing it
+// explicitly; everywhere else it is an error.
+#![deny(unsafe_code)]
+
 pub mod arena;
-pub mod buffer;
+mod buffer;
 pub mod error;
 pub mod fast_path;
 pub mod handover_store;
@@ -34,20 +38,20 @@ pub(crate) mod path;
 pub mod queries;
 pub mod rendezvous;
 pub(crate) mod ring;
-pub mod sample;
+mod sample;
 pub mod store;
 pub(crate) mod sync;
 pub mod time;
 pub mod validate;
 pub mod view;
 pub mod walk;
-pub mod writer;
+mod writer;
 
 pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, SharedArena};
 pub use buffer::{Buffer, BufferStore};
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
 pub use queries::BufferCore;
-pub use rendezvous::{Mode, Open, OpenError, Owner};
+pub use rendezvous::{Join, JoinError, LocationError, Owner, Serve, ServeError};
 pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 #[doc(hidden)]
 #[cfg(not(loom))]
@@ -55,9 +59,9 @@ pub use sync::set_read_deadline_for_tests;
 pub use view::{ArenaView, FramePair};
 pub use writer::{ArenaWriter, CapacityError, SetTransformError, WriteStatus};
 
-/// Opens the arena of this process's ROS domain, read-only: `Open::new().open()`.
+/// Joins the arena of this process's ROS domain and maps it read-only: `Join::new().open()`.
 ///
-/// Errors: [`OpenError`], e.g. [`OpenError::NotServing`] when no bridge serves the domain.
-pub fn open() -> Result<Buffer, OpenError> {
-    Open::new().open()
+/// Errors: [`JoinError`], e.g. [`JoinError::NotServing`] when no bridge serves the domain.
+pub fn open() -> Result<Buffer, JoinError> {
+    Join::new().open()
 }

@@ -351,11 +351,6 @@ impl ArenaView {
         (n.sample.parent != NO_FRAME).then_some(n)
     }
 
-    /// Status bits of the arena (`STATUS_*` in [`crate::arena::layout`]).
-    pub fn status(&self) -> u64 {
-        self.header().status.load(Ordering::Relaxed)
-    }
-
     // ---- tf2's queries (see `walk` for what each reproduces) ----
 
     /// [`ArenaView::lookup_transform`] for hot loops: the pair's names are resolved to frame

@@ -56,7 +56,8 @@ pub enum CapacityError {
         /// The name that did not fit.
         name: String,
     },
-    /// A frame or authority name is longer than [`MAX_NAME_LEN`] bytes.
+    /// A frame or authority name is longer than
+    /// [`MAX_FRAME_NAME_LEN`](crate::arena::MAX_FRAME_NAME_LEN) bytes.
     NameTooLong {
         /// Its length, bytes.
         len: usize,

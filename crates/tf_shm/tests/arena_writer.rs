@@ -1,7 +1,6 @@
 //! The writer on the arena: growth of history to the cache time, capacity limits, clear,
 //! kind switching, read-only sharing through the memfd, and damaged arenas.
 
-use tf_shm::arena::layout::STATUS_POOL_EXHAUSTED;
 use tf_shm::store::FrameStore;
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, CapacityError, SetTransformError, TransformError, WriteStatus};
@@ -39,7 +38,7 @@ fn history_grows_to_cover_the_cache_time_at_1khz() {
         .lookup_transform("world", "fast", 10 * S + MS / 2)
         .unwrap();
     assert!((t.transform.translation[0] - 10_000.5).abs() < 1e-9);
-    assert_eq!(view.status() & STATUS_POOL_EXHAUSTED, 0);
+    assert!(!view.stats().ring_pool_exhausted);
 }
 
 #[test]
@@ -64,7 +63,7 @@ fn exhausted_pool_cuts_history_of_the_greedy_frame_only() {
         }
     }
     assert!(cut > 0, "a 1 MiB arena cannot hold 10 s at 1 kHz");
-    assert_ne!(view.status() & STATUS_POOL_EXHAUSTED, 0);
+    assert!(view.stats().ring_pool_exhausted);
     // The greedy frame still answers for its recent past; the other frame is untouched.
     let recent = view
         .lookup_transform("world", "fast", 20 * S - 5 * MS)
@@ -107,6 +106,42 @@ fn full_frame_table_refuses_new_frames_and_keeps_old_ones() {
         .set_transform(&input("d", "e", S, 1.0), "t", false)
         .is_err());
     assert!(err_text(&view, "a", "d").is_none());
+    // Tools see it typed: which capacity ran out, and how many samples it cost.
+    let stats = view.stats();
+    assert!(stats.frame_table_full && !stats.names_full && !stats.ring_pool_exhausted);
+    assert_eq!(stats.capacity_refusals, 2);
+    assert!(stats.refusals.iter().all(|&(_, n)| n == 0), "{stats:?}");
+}
+
+#[test]
+fn full_names_region_is_reported_apart_from_the_frame_table() {
+    let cfg = ArenaConfig {
+        max_frames: 32,
+        memory_budget_bytes: 1 << 20,
+        ..ArenaConfig::default()
+    };
+    let (mut w, view) = Arena::in_memory(&cfg).unwrap();
+    // Names of 1000 bytes: the names region (8 KiB at least) fills long before 32 frames.
+    let mut stored = 0;
+    let err = loop {
+        let child = format!("{stored:04}{}", "n".repeat(996));
+        match w.set_transform(&input("map", &child, S, 1.0), "t", false) {
+            Ok(_) => stored += 1,
+            Err(e) => break e,
+        }
+        assert!(stored < 31, "the names region never filled");
+    };
+    assert!(
+        matches!(
+            err,
+            SetTransformError::Capacity(CapacityError::NamesFull { .. })
+        ),
+        "{err:?}"
+    );
+    let stats = view.stats();
+    assert!(stats.names_full && !stats.frame_table_full, "{stats:?}");
+    assert_eq!(stats.capacity_refusals, 1);
+    assert_eq!(stats.frames, stored + 1, "map and the children that fit");
 }
 
 fn err_text(view: &tf_shm::ArenaView, target: &str, source: &str) -> Option<String> {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rendezvous_support::*;
 use tf_shm::validate::TransformInput;
-use tf_shm::{Buffer, FramePair, Mode, Owner};
+use tf_shm::{Buffer, FramePair, Owner};
 
 const S: i64 = 1_000_000_000;
 
@@ -35,7 +35,7 @@ fn thread_cpu() -> Duration {
 #[test]
 fn a_wait_returns_promptly_after_the_write_it_waits_for() {
     let dir = TestDir::new("wait-wake");
-    let mut owner = owner_in_process(&dir, 1.0, dir.open());
+    let mut owner = owner_in_process(&dir, 1.0, serve());
     let buffer: Buffer = dir.open().open().expect("consumer");
     let (tx, rx) = mpsc::channel::<(usize, Instant)>();
     let rounds = 9;
@@ -77,7 +77,7 @@ fn a_wait_returns_promptly_after_the_write_it_waits_for() {
 #[test]
 fn a_wait_costs_no_cpu_and_times_out_on_time() {
     let dir = TestDir::new("wait-idle");
-    let mut owner = owner_in_process(&dir, 1.0, dir.open());
+    let mut owner = owner_in_process(&dir, 1.0, serve());
     let buffer = dir.open().open().expect("consumer");
     let timeout = Duration::from_millis(1500);
     std::thread::scope(|s| {
@@ -115,7 +115,7 @@ fn a_wait_costs_no_cpu_and_times_out_on_time() {
 #[test]
 fn two_time_waits_and_zero_timeouts() {
     let dir = TestDir::new("wait-full");
-    let mut owner = owner_in_process(&dir, 1.0, dir.open());
+    let mut owner = owner_in_process(&dir, 1.0, serve());
     let buffer = dir.open().open().expect("consumer");
     write(&mut owner, "a", S, 1.0);
     write(&mut owner, "a", 2 * S, 2.0);
@@ -150,7 +150,7 @@ fn a_wait_follows_the_arena_to_a_restarted_owner() {
         });
         std::thread::sleep(Duration::from_millis(200));
         first.kill();
-        let mut second = owner_in_process(&dir, 2.0, dir.open());
+        let mut second = owner_in_process(&dir, 2.0, serve());
         write(&mut second, "fresh", S, 0.0);
         let (r, elapsed) = waiter.join().unwrap();
         r.expect("the new owner's frame");
@@ -173,13 +173,10 @@ fn a_wait_during_a_hold_wakes_on_the_new_arenas_data() {
     first.kill();
     // Not ready and without the old arena's frames: the buffer holds the old arena.
     let mut second = dir
-        .open()
-        .runtime_dir(dir.path())
-        .mode(Mode::ReadWrite)
-        .create(small_config())
+        .serve()
         .require_create(true)
         .defer_ready(true)
-        .open_owner()
+        .serve()
         .expect("owner");
     // The buffer re-joins within its retry period (20 ms) and holds.
     std::thread::sleep(Duration::from_millis(300));

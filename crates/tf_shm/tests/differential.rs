@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tf_shm::arena::layout::ring_bytes;
+use tf_shm::arena::ring_bytes;
 use tf_shm::validate::TransformInput;
 use tf_shm::TransformStamped;
 use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair, TransformError};

@@ -89,7 +89,7 @@ fn an_owner_that_never_declares_ready_nor_writes_is_followed_within_the_hold_bou
 #[test]
 fn a_hundred_idle_connections_do_not_lock_a_joiner_out() {
     let dir = TestDir::new("idle-flood");
-    let owner = owner_in_process(&dir, 3.0, dir.open());
+    let owner = owner_in_process(&dir, 3.0, serve());
     let idle: Vec<_> = (0..100).map(|_| raw_connect(&dir)).collect();
     // Let the owner accept them all.
     std::thread::sleep(Duration::from_millis(200));

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use rendezvous_support::*;
 use tf_shm::arena::boot_id;
-use tf_shm::arena::layout::{layout_hash, FORMAT_VERSION};
+use tf_shm::arena::{layout_hash, FORMAT_VERSION};
 use tf_shm::rendezvous::wire::{Request, Status};
-use tf_shm::rendezvous::{Mode, OpenError};
+use tf_shm::rendezvous::{JoinError, Mode, ServeError};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -38,7 +38,7 @@ fn create_then_join_and_list_participants() {
     assert_eq!(alive.len(), 1);
     assert_eq!(alive[0].pid, std::process::id());
     assert_eq!(alive[0].name, "reader");
-    assert_eq!(alive[0].slot, Some(buffer.slot()));
+    assert_eq!(alive[0].index, Some(buffer.slot()));
     assert_eq!(alive[0].instance_uuid, buffer.identity().instance_uuid);
 
     drop(buffer);
@@ -48,7 +48,7 @@ fn create_then_join_and_list_participants() {
         0,
         "a dropped buffer releases its slot byte"
     );
-    assert_eq!(p.slots.len(), 1, "its record stays for tools");
+    assert_eq!(p.consumers.len(), 1, "its record stays for tools");
 }
 
 #[test]
@@ -73,15 +73,13 @@ fn second_creator_is_refused_and_leaves_nothing_behind() {
     let before = dir.open().participants().expect("participants");
 
     let e = dir
-        .open()
-        .mode(Mode::ReadWrite)
-        .create(small_config())
+        .serve()
         .require_create(true)
-        .open_owner()
+        .serve()
         .err()
         .expect("refused");
     match &e {
-        OpenError::ArenaAlreadyLive { pid, .. } => assert_eq!(*pid, Some(owner.pid())),
+        ServeError::ArenaAlreadyLive { pid, .. } => assert_eq!(*pid, Some(owner.pid())),
         other => panic!("expected ArenaAlreadyLive, got {other}"),
     }
     assert!(
@@ -111,37 +109,12 @@ fn second_creator_is_refused_and_leaves_nothing_behind() {
 }
 
 #[test]
-fn usage_errors() {
-    let dir = TestDir::new("usage");
-    let e = dir
-        .open()
-        .create(small_config())
-        .open_owner()
-        .err()
-        .expect("read-only creator");
-    assert!(matches!(e, OpenError::Usage(_)), "{e}");
-    let e = dir
-        .open()
-        .mode(Mode::ReadWrite)
-        .open_owner()
-        .err()
-        .expect("no config");
-    assert!(matches!(e, OpenError::Usage(_)), "{e}");
-    let e = dir
-        .open()
-        .create(small_config())
-        .open()
-        .err()
-        .expect("create on open");
-    assert!(matches!(e, OpenError::Usage(_)), "{e}");
-    assert!(!dir.path().exists(), "usage errors create nothing");
-}
-
-#[test]
 fn absent_arena_says_what_to_do() {
     let dir = TestDir::new("absent");
     let e = dir.open().open().err().expect("absent");
-    assert!(matches!(e, OpenError::NotServing { .. }));
+    assert!(matches!(e, JoinError::NotServing { .. }));
+    assert!(e.is_retryable());
+    assert!(!dir.path().exists(), "a joiner creates no directory");
     assert_eq!(
         e.to_string(),
         format!(
@@ -164,7 +137,7 @@ fn await_open_waits_for_a_late_owner() {
     let dir = TestDir::new("await");
     let d = dir.path().to_owned();
     let waiter = std::thread::spawn(move || {
-        tf_shm::Open::new()
+        tf_shm::rendezvous::Join::new()
             .runtime_dir(d)
             .await_open(Duration::from_secs(10))
             .map(|b| {
@@ -192,7 +165,7 @@ fn await_open_waits_for_a_late_owner() {
 #[test]
 fn mismatched_hellos_get_their_status() {
     let dir = TestDir::new("mismatch");
-    let owner = owner_in_process(&dir, 1.0, tf_shm::Open::new());
+    let owner = owner_in_process(&dir, 1.0, serve());
     let boot = boot_id();
     let mut other_boot = boot;
     other_boot[0] ^= 1;
@@ -232,30 +205,14 @@ fn mismatched_hellos_get_their_status() {
         Status::VersionMismatch
     );
 
-    let e = dir
-        .open()
-        .mode(Mode::ReadWrite)
-        .open()
-        .err()
-        .expect("write joiner");
-    assert!(
-        matches!(
-            e,
-            OpenError::Refused {
-                status: Status::ModeNotPermitted,
-                ..
-            }
-        ),
-        "{e}"
-    );
     assert_eq!(owner.stats().granted, 0);
-    assert_eq!(owner.participants().unwrap().slots.len(), 0);
+    assert_eq!(owner.participants().unwrap().consumers.len(), 0);
 }
 
 #[test]
 fn join_latency() {
     let dir = TestDir::new("latency");
-    let _owner = owner_in_process(&dir, 1.0, tf_shm::Open::new());
+    let _owner = owner_in_process(&dir, 1.0, serve());
     let mut us: Vec<f64> = (0..100)
         .map(|_| {
             let t0 = Instant::now();
@@ -275,7 +232,7 @@ fn join_latency() {
 #[test]
 fn waiting_lookup_polls_until_the_frame_appears() {
     let dir = TestDir::new("wait");
-    let mut owner = owner_in_process(&dir, 1.0, tf_shm::Open::new());
+    let mut owner = owner_in_process(&dir, 1.0, serve());
     let buffer = dir.open().open().unwrap();
     let writer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(100));

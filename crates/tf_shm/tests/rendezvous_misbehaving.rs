@@ -28,7 +28,7 @@ fn bad_clients_do_not_block_good_ones() {
     let dir = TestDir::new("bad");
     let events = Arc::new(Mutex::new(Vec::<String>::new()));
     let ev = events.clone();
-    let open = tf_shm::Open::new()
+    let open = serve()
         .timeout(Duration::from_millis(500))
         .on_event(move |m| ev.lock().unwrap().push(m.to_owned()));
     let owner = owner_in_process(&dir, 1.0, open);
@@ -100,7 +100,7 @@ fn a_peer_of_another_uid_is_refused() {
     let owner = owner_in_process(
         &dir,
         1.0,
-        tf_shm::Open::new().on_event(move |m| ev.lock().unwrap().push(m.to_owned())),
+        serve().on_event(move |m| ev.lock().unwrap().push(m.to_owned())),
     );
     std::fs::set_permissions(
         dir.sock(),

@@ -6,7 +6,7 @@ mod rendezvous_support;
 use std::time::{Duration, Instant};
 
 use rendezvous_support::*;
-use tf_shm::rendezvous::OpenError;
+use tf_shm::rendezvous::JoinError;
 
 const T: Duration = Duration::from_secs(10);
 /// The documented bound: a consumer answers from a new owner's arena within 1 s of it serving.
@@ -84,7 +84,7 @@ fn consumers_survive_owner_kills_and_reattach_within_a_second() {
 #[test]
 fn killed_consumers_leak_no_slot() {
     let dir = TestDir::new("leak");
-    let owner = owner_in_process(&dir, 1.0, tf_shm::Open::new());
+    let owner = owner_in_process(&dir, 1.0, serve());
     let mut max_slot = 0u32;
     for _ in 0..200 {
         let mut c = Peer::spawn(&["hold"], &dir);
@@ -120,7 +120,7 @@ fn a_dead_owners_socket_is_stale_and_replaced() {
     assert!(dir.sock().exists(), "SIGKILL leaves the socket file");
     let e = dir.open().open().err().expect("nobody serves");
     assert!(
-        matches!(e, OpenError::NotServing { .. }),
+        matches!(e, JoinError::NotServing { .. }),
         "a stale socket is not an owner: {e}"
     );
     let p = dir.open().participants().unwrap();
@@ -140,7 +140,7 @@ fn a_dead_owners_socket_is_stale_and_replaced() {
 #[test]
 fn dropping_the_owner_stops_serving_then_unlinks() {
     let dir = TestDir::new("drop");
-    let owner = owner_in_process(&dir, 1.0, tf_shm::Open::new());
+    let owner = owner_in_process(&dir, 1.0, serve());
     let b = dir.open().open().unwrap();
     assert!(b.owner_alive());
     drop(owner);
@@ -162,10 +162,10 @@ fn dropping_the_owner_stops_serving_then_unlinks() {
     );
     assert!(matches!(
         dir.open().open(),
-        Err(OpenError::NotServing { .. })
+        Err(JoinError::NotServing { .. })
     ));
     // A new owner in the same process: the buffer follows it.
-    let _owner = owner_in_process(&dir, 2.0, tf_shm::Open::new());
+    let _owner = owner_in_process(&dir, 2.0, serve());
     let deadline = Instant::now() + Duration::from_secs(1);
     while b.arena_swaps() == 0 {
         assert!(Instant::now() < deadline, "no re-attach within 1 s");
@@ -184,7 +184,7 @@ fn dropping_the_owner_stops_serving_then_unlinks() {
 #[test]
 fn lookups_racing_owner_restarts_see_whole_answers() {
     let dir = TestDir::new("race");
-    let mut owner = owner_in_process(&dir, 1.0, tf_shm::Open::new());
+    let mut owner = owner_in_process(&dir, 1.0, serve());
     let buffer = std::sync::Arc::new(dir.open().open().unwrap());
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let readers: Vec<_> = (0..2)
@@ -213,7 +213,7 @@ fn lookups_racing_owner_restarts_see_whole_answers() {
         .collect();
     for round in 2..=6 {
         drop(owner);
-        owner = owner_in_process(&dir, round as f64, tf_shm::Open::new());
+        owner = owner_in_process(&dir, round as f64, serve());
         let deadline = Instant::now() + Duration::from_secs(1);
         while buffer.arena_swaps() < round - 1 {
             assert!(Instant::now() < deadline, "no re-attach within 1 s");

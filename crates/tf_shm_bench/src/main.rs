@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use arms::{Answer, Arm, Cell, Tf2, TfShm, TfTree};
 use scenario::{Scenario, TimeKind};
-use tf_shm::rendezvous::{Mode, Open};
+use tf_shm::rendezvous::{Join, Serve};
 use tf_shm::{Arena, ArenaConfig, ArenaView, FramePair};
 
 // The C++ arm (src/cxx_arm.cpp) calls tf_shm_c's C ABI: load the crate so its symbols link.
@@ -295,14 +295,15 @@ fn cxx_cells(o: &Opts, scenarios: &[Scenario], tf2: Box<dyn Arm>) -> Vec<CellRes
         .enumerate()
         .map(|(i, s)| chosen(s).then(|| format!("bench{i}")))
         .collect();
-    let open = |n: &str| Open::new().runtime_dir(&dir).name(n).domain(0);
+    let open = |n: &str| Join::new().runtime_dir(&dir).name(n).domain(0);
     let mut owners = Vec::new();
     for (sc, n) in scenarios.iter().zip(&names) {
         if let Some(n) = n {
-            let mut owner = open(n)
-                .mode(Mode::ReadWrite)
-                .create(arena_config())
-                .open_owner()
+            let mut owner = Serve::new(arena_config())
+                .runtime_dir(&dir)
+                .name(n)
+                .domain(0)
+                .serve()
                 .expect("serve a bench arena");
             arms::fill_tf_shm(owner.writer(), sc);
             owners.push(owner);

@@ -93,7 +93,7 @@ extern "C" {
 // The ABI of the loaded library: compare with [`TF_SHM_ABI_VERSION`] of the header compiled in.
 uint32_t tf_shm_abi_version(void);
 
-// Opens the arena served for a ROS domain, read-only (`tf_shm::Open`).
+// Opens the arena served for a ROS domain, read-only (`tf_shm::Join`).
 //
 // - `name`: arena name, or NULL for `$TF_SHM_NAME` / `"default"`;
 // - `domain`: ROS domain id, or a negative value for `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0;
@@ -118,8 +118,19 @@ tf_shm_status tf_shm_buffer_open(const char *name,
 // Errors: [`TF_SHM_INVALID_HANDLE`] (e.g. closed twice).
 tf_shm_status tf_shm_buffer_close(struct tf_shm_buffer buffer);
 
-// How many times a new arena instance (a restarted bridge) was attached since the buffer was
-// opened.
+// How many times the buffer attached a new arena instance (a restarted bridge) since it was
+// opened: 0 until the first restart.
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+//
+// # Safety
+// `out` is NULL or writable.
+tf_shm_status tf_shm_buffer_arena_swaps(struct tf_shm_buffer buffer, uint64_t *out);
+
+// DEPRECATED: use [`tf_shm_buffer_arena_swaps`], which this calls. The old name counts arena
+// swaps, not a generation (in tf_shm a generation is the clear generation, bumped by every
+// clear, as when the data's clock jumps back); it stays so code built against it keeps
+// working.
 //
 // # Safety
 // `out` is NULL or writable.

@@ -419,12 +419,16 @@ public:
   }
 
   /// How many times a restarted bridge's new arena was attached since opening.
-  std::uint64_t generation() const
+  std::uint64_t arena_swaps() const
   {
-    std::uint64_t g = 0;
-    detail::check(tf_shm_buffer_generation(h_, &g));
-    return g;
+    std::uint64_t n = 0;
+    detail::check(tf_shm_buffer_arena_swaps(h_, &n));
+    return n;
   }
+
+  /// Deprecated: use arena_swaps(), which this returns (the old name counts arena swaps, not
+  /// a generation).
+  std::uint64_t generation() const {return arena_swaps();}
 
   /// The C handle, for calling tf_shm.h directly.
   tf_shm_buffer handle() const noexcept {return h_;}

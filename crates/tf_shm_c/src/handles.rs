@@ -1,7 +1,7 @@
 //! Handle tables: C holds a 64-bit id, never a pointer, so a closed, stale or made-up handle is
 //! answered with [`TF_SHM_INVALID_HANDLE`](crate::status::TF_SHM_INVALID_HANDLE) instead of a
-//! use-after-free. An id is a slot index plus that slot's generation (bumped at every reuse).
-//! A lookup loads the slot's entry with one `ArcSwap` load (no lock); closing swaps the entry
+//! use-after-free. An id is a place index plus that place's reuse count (bumped at every reuse).
+//! A lookup loads the place's entry with one `ArcSwap` load (no lock); closing swaps the entry
 //! out, and a call in flight on another thread keeps its entry alive until it returns.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -18,15 +18,15 @@ pub(crate) struct Entry<T> {
     pub value: T,
 }
 
-struct Slot<T> {
+struct Place<T> {
     entry: ArcSwapOption<Entry<T>>,
-    generation: AtomicU32,
+    reuses: AtomicU32,
 }
 
 /// Up to `CHUNK * CHUNKS` live handles; chunks are allocated on first use and never freed.
 pub(crate) struct Table<T> {
-    chunks: [OnceLock<Box<[Slot<T>]>>; CHUNKS],
-    /// Free slot indices, and the next never-used index.
+    chunks: [OnceLock<Box<[Place<T>]>>; CHUNKS],
+    /// Free place indices, and the next never-used index.
     free: Mutex<(Vec<u32>, u32)>,
 }
 
@@ -38,7 +38,7 @@ impl<T> Table<T> {
         }
     }
 
-    fn slot(&self, index: u32) -> Option<&Slot<T>> {
+    fn place(&self, index: u32) -> Option<&Place<T>> {
         let i = index as usize;
         self.chunks
             .get(i / CHUNK)?
@@ -61,27 +61,24 @@ impl<T> Table<T> {
         };
         let chunk = self.chunks[index as usize / CHUNK].get_or_init(|| {
             (0..CHUNK)
-                .map(|_| Slot {
+                .map(|_| Place {
                     entry: ArcSwapOption::empty(),
-                    generation: AtomicU32::new(0),
+                    reuses: AtomicU32::new(0),
                 })
                 .collect()
         });
-        let slot = &chunk[index as usize % CHUNK];
-        let generation = slot
-            .generation
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_add(1);
-        let id = (u64::from(generation) << 32) | (u64::from(index) + 1);
-        slot.entry.store(Some(Arc::new(Entry { id, value })));
+        let place = &chunk[index as usize % CHUNK];
+        let reuses = place.reuses.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        let id = (u64::from(reuses) << 32) | (u64::from(index) + 1);
+        place.entry.store(Some(Arc::new(Entry { id, value })));
         Some(id)
     }
 
     /// The live entry of `id`, if any. Holding the guard keeps the entry alive.
     pub fn get(&self, id: u64) -> Option<Guard<Option<Arc<Entry<T>>>>> {
         let index = (id & 0xffff_ffff).checked_sub(1)?;
-        let slot = self.slot(u32::try_from(index).ok()?)?;
-        let g = slot.entry.load();
+        let place = self.place(u32::try_from(index).ok()?)?;
+        let g = place.entry.load();
         matches!(&*g, Some(e) if e.id == id).then_some(g)
     }
 
@@ -89,12 +86,12 @@ impl<T> Table<T> {
     /// if `id` is not live (already closed: closing twice is reported, not undefined).
     pub fn remove(&self, id: u64) -> Option<Arc<Entry<T>>> {
         let index = u32::try_from((id & 0xffff_ffff).checked_sub(1)?).ok()?;
-        let slot = self.slot(index)?;
-        let current = slot.entry.load_full();
+        let place = self.place(index)?;
+        let current = place.entry.load_full();
         if !matches!(&current, Some(e) if e.id == id) {
             return None;
         }
-        let prev = slot.entry.compare_and_swap(&current, None);
+        let prev = place.entry.compare_and_swap(&current, None);
         // Only one of two racing closes sees its expected entry swapped out.
         if !matches!((&*prev, &current), (Some(p), Some(c)) if Arc::ptr_eq(p, c)) {
             return None;
@@ -124,7 +121,7 @@ mod tests {
         assert!(t.get(a).is_none());
         assert!(t.remove(a).is_none(), "second close");
         let b = t.insert(8).unwrap();
-        assert_ne!(a, b, "same slot, new generation");
+        assert_ne!(a, b, "same place, new reuse count");
         assert_eq!(a & 0xffff_ffff, b & 0xffff_ffff);
         assert!(t.get(a).is_none());
         assert!(t.get(0).is_none());

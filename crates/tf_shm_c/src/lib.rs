@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
-use tf_shm::{Buffer, FramePair, Open, Transform};
+use tf_shm::{Buffer, FramePair, Join, Transform};
 
 use crate::handles::{Entry, Table};
 pub use crate::status::*;
@@ -192,7 +192,7 @@ pub extern "C" fn tf_shm_abi_version() -> u32 {
     TF_SHM_ABI_VERSION
 }
 
-/// Opens the arena served for a ROS domain, read-only (`tf_shm::Open`).
+/// Opens the arena served for a ROS domain, read-only (`tf_shm::Join`).
 ///
 /// - `name`: arena name, or NULL for `$TF_SHM_NAME` / `"default"`;
 /// - `domain`: ROS domain id, or a negative value for `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0;
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn tf_shm_buffer_open(
     const F: &str = "tf_shm_buffer_open";
     guard(F, || {
         let out = crate::out(F, "out", out)?;
-        let mut open = Open::new();
+        let mut open = Join::new();
         if !name.is_null() {
             // SAFETY: non-NULL, NUL-terminated by contract.
             open = open.name(&unsafe { self::name(F, "name", name) }?);
@@ -256,8 +256,29 @@ pub extern "C" fn tf_shm_buffer_close(buffer: tf_shm_buffer) -> tf_shm_status {
     })
 }
 
-/// How many times a new arena instance (a restarted bridge) was attached since the buffer was
-/// opened.
+/// How many times the buffer attached a new arena instance (a restarted bridge) since it was
+/// opened: 0 until the first restart.
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_arena_swaps(
+    buffer: tf_shm_buffer,
+    out: *mut u64,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_arena_swaps";
+    with_buffer(F, buffer, |b| {
+        *crate::out(F, "out", out)? = b.arena_swaps();
+        Ok(())
+    })
+}
+
+/// DEPRECATED: use [`tf_shm_buffer_arena_swaps`], which this calls. The old name counts arena
+/// swaps, not a generation (in tf_shm a generation is the clear generation, bumped by every
+/// clear, as when the data's clock jumps back); it stays so code built against it keeps
+/// working.
 ///
 /// # Safety
 /// `out` is NULL or writable.
@@ -266,11 +287,8 @@ pub unsafe extern "C" fn tf_shm_buffer_generation(
     buffer: tf_shm_buffer,
     out: *mut u64,
 ) -> tf_shm_status {
-    const F: &str = "tf_shm_buffer_generation";
-    with_buffer(F, buffer, |b| {
-        *crate::out(F, "out", out)? = b.arena_swaps();
-        Ok(())
-    })
+    // SAFETY: the same contract as ours.
+    unsafe { tf_shm_buffer_arena_swaps(buffer, out) }
 }
 
 /// tf2's `lookupTransform(target_frame, source_frame, time)`: `T_target_source` at `time_ns`

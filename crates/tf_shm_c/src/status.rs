@@ -86,8 +86,8 @@ impl From<tf_shm::ArenaError> for Fail {
     }
 }
 
-impl From<tf_shm::OpenError> for Fail {
-    fn from(e: tf_shm::OpenError) -> Fail {
+impl From<tf_shm::JoinError> for Fail {
+    fn from(e: tf_shm::JoinError) -> Fail {
         Fail::new(TF_SHM_OPEN_ERROR, e.to_string())
     }
 }

@@ -439,7 +439,9 @@ static void test_restart(const char *dir) {
   }
   CHECK(st == TF_SHM_OK && t.translation[0] == 2.5, "pair after restart: %s x=%g", tf_shm_status_name(st),
         t.translation[0]);
-  CHECK(tf_shm_buffer_generation(b, &gen) == TF_SHM_OK && gen == 1, "generation %llu", (unsigned long long)gen);
+  CHECK(tf_shm_buffer_arena_swaps(b, &gen) == TF_SHM_OK && gen == 1, "arena swaps %llu", (unsigned long long)gen);
+  gen = 0;
+  CHECK(tf_shm_buffer_generation(b, &gen) == TF_SHM_OK && gen == 1, "deprecated alias %llu", (unsigned long long)gen);
   CHECK(tf_shm_lookup_transform(b, "map", "base", 0, &t) == TF_SHM_OK && t.translation[0] == 2.5, "by name");
   tf_shm_pair_free(p);
   tf_shm_buffer_close(b);

@@ -255,7 +255,7 @@ static void testRaii(const char *name) {
   b = tf_shm::Buffer(name, 0);  // the old handle is closed by the assignment
   tf_shm_transform_stamped t;
   CHECK(tf_shm_lookup_transform(h, "map", "odom", 0, &t) == TF_SHM_INVALID_HANDLE, "old handle closed");
-  CHECK(b.generation() == 0, "generation");
+  CHECK(b.arena_swaps() == 0 && b.generation() == 0, "arena swaps");
   try {
     tf_shm::Buffer none("nobody_serves_this", 0);
     CHECK(false, "no throw");

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use tf_shm::rendezvous::{Mode, Open};
+use tf_shm::rendezvous::Serve;
 use tf_shm::time::unix_now_ns;
 use tf_shm::validate::TransformInput;
 use tf_shm::ArenaConfig;
@@ -29,14 +29,12 @@ struct Args {}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Args {} = clap::Parser::parse();
-    let mut owner = Open::new()
-        .mode(Mode::ReadWrite)
-        .create(ArenaConfig {
-            memory_budget_bytes: 8 << 20,
-            ..ArenaConfig::default()
-        })
-        .participant_name("demo_arena")
-        .open_owner()?;
+    let mut owner = Serve::new(ArenaConfig {
+        memory_budget_bytes: 8 << 20,
+        ..ArenaConfig::default()
+    })
+    .participant_name("demo_arena")
+    .serve()?;
     eprintln!("demo_arena: serving {}", owner.location());
     let mut put =
         |parent: &str, child: &str, stamp: i64, t: [f64; 3], q: [f64; 4], is_static: bool| {

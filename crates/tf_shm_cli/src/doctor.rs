@@ -12,7 +12,7 @@
 //! | DATA        | no transform arrived since the bridge started, or for `--no-data-after` (warns) |
 //! | STALE       | a dynamic frame got no sample for `--stale-periods` of its periods      |
 //! | REFUSED     | the bridge refused transforms (TF_OLD_DATA alone only warns)            |
-//! | INTAKE      | the bridge lost received messages (its intake queue overflowed)         |
+//! | INTAKE      | messages were lost on the way in (middleware or the bridge's queue)     |
 //! | READY       | the arena is not declared ready yet (warns: the bridge is catching up)  |
 //! | SLOTS       | a participant slot is stuck: held while its recorded process is gone    |
 
@@ -20,12 +20,10 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
 use serde::Serialize;
-use tf_shm::arena::layout::{
-    layout_hash, FORMAT_VERSION, STATUS_FRAME_TABLE_FULL, STATUS_NAMES_FULL, STATUS_POOL_EXHAUSTED,
-};
+use tf_shm::arena::{layout_hash, FORMAT_VERSION};
 use tf_shm::inspect::{ArenaStats, FrameInfo, FrameKind};
 use tf_shm::rendezvous::discovery::{check_dir, Location};
-use tf_shm::rendezvous::{OpenError, Status};
+use tf_shm::rendezvous::{JoinError, LocationError, Refusal};
 use tf_shm::time::unix_now_ns;
 use tf_shm::{ArenaView, AttachError, Buffer};
 
@@ -98,7 +96,7 @@ fn runtime_dir_check(loc: &Location) -> Check {
         match check_dir(dir, None) {
             Ok(true) => {}
             Ok(false) => present = false,
-            Err(OpenError::UnsafeDir { path, reason }) => {
+            Err(LocationError::UnsafeDir { path, reason }) => {
                 // Accept a group-shared directory (allow_group): not writable by others.
                 if let Ok(m) = std::fs::symlink_metadata(&path) {
                     if m.is_dir()
@@ -159,7 +157,7 @@ fn file_problem(path: &Path) -> Option<&'static str> {
     (m.uid() != me && m.permissions().mode() & 0o020 == 0).then_some("belongs to another user")
 }
 
-fn bridge_checks(opened: &Result<Buffer, OpenError>, owner: Option<&ParticipantRow>) -> [Check; 2] {
+fn bridge_checks(opened: &Result<Buffer, JoinError>, owner: Option<&ParticipantRow>) -> [Check; 2] {
     let compat_ok = || {
         check(
             "COMPAT",
@@ -198,20 +196,20 @@ fn bridge_checks(opened: &Result<Buffer, OpenError>, owner: Option<&ParticipantR
                 ]
             };
             match e {
-                OpenError::Refused {
-                    status:
-                        Status::VersionMismatch
-                        | Status::LayoutMismatch
-                        | Status::BootMismatch
-                        | Status::Malformed,
+                JoinError::Refused {
+                    refusal:
+                        Refusal::VersionMismatch
+                        | Refusal::LayoutMismatch
+                        | Refusal::BootMismatch
+                        | Refusal::Malformed,
                     ..
                 } => serving_but(e.to_string(), rebuild),
-                OpenError::Attach(
+                JoinError::Attach(
                     a @ (AttachError::VersionMismatch { .. }
                     | AttachError::LayoutMismatch { .. }
                     | AttachError::BadMagic),
                 ) => serving_but(a.to_string(), rebuild),
-                OpenError::NotServing { .. } => [
+                JoinError::NotServing { .. } => [
                     check(
                         "BRIDGE",
                         Verdict::Fail,
@@ -220,7 +218,7 @@ fn bridge_checks(opened: &Result<Buffer, OpenError>, owner: Option<&ParticipantR
                     ),
                     skip(),
                 ],
-                OpenError::NotServingYet { .. } => [
+                JoinError::NotServingYet { .. } => [
                     check(
                         "BRIDGE",
                         Verdict::Fail,
@@ -243,14 +241,15 @@ fn bridge_checks(opened: &Result<Buffer, OpenError>, owner: Option<&ParticipantR
     }
 }
 
-fn capacity_check(status: u64, frames: u32, max_frames: u32) -> Check {
+fn capacity_check(stats: &ArenaStats) -> Check {
+    let (frames, max_frames) = (stats.frames, stats.max_frames);
     let mut full = Vec::new();
-    if status & STATUS_FRAME_TABLE_FULL != 0 {
+    if stats.frame_table_full {
         full.push(format!(
             "the frame table is full ({frames} of {max_frames} frames)"
         ));
     }
-    if status & STATUS_NAMES_FULL != 0 {
+    if stats.names_full {
         full.push("the names region is full".to_owned());
     }
     if full.is_empty() {
@@ -274,7 +273,7 @@ fn capacity_check(status: u64, frames: u32, max_frames: u32) -> Check {
 
 fn history_check(
     frames: &[FrameInfo],
-    status: u64,
+    pool_exhausted: bool,
     pool_used: u64,
     pool_size: u64,
     cache_time_s: f64,
@@ -295,7 +294,7 @@ fn history_check(
         pool_used as f64 / 1048576.0,
         pool_size as f64 / 1048576.0
     );
-    if short.is_empty() && status & STATUS_POOL_EXHAUSTED == 0 {
+    if short.is_empty() && !pool_exhausted {
         return check(
             "HISTORY",
             Verdict::Ok,
@@ -396,8 +395,13 @@ fn stale_check(frames: &[FrameInfo], now: i64, periods: f64) -> Check {
     }
 }
 
-fn refused_check(refusals: &[(&'static str, u64)]) -> Check {
-    let counted: Vec<_> = refusals.iter().filter(|(_, n)| *n > 0).collect();
+fn refused_check(refusals: &[(&'static str, u64)], capacity: u64) -> Check {
+    let counted: Vec<_> = refusals
+        .iter()
+        .copied()
+        .chain([("CAPACITY", capacity)])
+        .filter(|(_, n)| *n > 0)
+        .collect();
     if counted.is_empty() {
         return check("REFUSED", Verdict::Ok, "no transform refused", "");
     }
@@ -433,9 +437,14 @@ fn intake_check(messages_lost: u64) -> Check {
     check(
         "INTAKE",
         Verdict::Fail,
-        format!("{messages_lost} received messages lost (the bridge's intake queue was full)"),
-        "the bridge's writer could not keep up: check its CPU (a starved or throttled process) \
-         and the publishers' rates; the bridge logs each loss at warn",
+        format!(
+            "{messages_lost} messages lost on the way in (not delivered by the middleware, or \
+             dropped by the bridge's full intake queue)"
+        ),
+        "the bridge did not take messages as fast as they came: more waited than the \
+         subscription's QoS depth (tf_depth / tf_static_depth), or its writer fell behind; check \
+         its CPU (a starved, stopped or throttled process) and the publishers' rates; the bridge's \
+         warn lines say which cause and how many",
     )
 }
 
@@ -482,7 +491,7 @@ fn slots_check(rows: &[ParticipantRow]) -> Check {
     let summary = format!(
         "{} of {} participant slots alive, {} stuck; {} free again (process ended or detached)",
         count(SlotState::Alive),
-        tf_shm::rendezvous::lockfile::SLOTS,
+        tf_shm::rendezvous::MAX_PARTICIPANTS,
         stuck.len(),
         count(SlotState::Free),
     );
@@ -588,10 +597,10 @@ fn arena_checks(view: &ArenaView, a: &DoctorArgs) -> Vec<Check> {
         .and_then(tf_shm::time::secs_to_ns)
         .unwrap_or(stats.cache_time_ns);
     vec![
-        capacity_check(stats.status, stats.frames, stats.max_frames),
+        capacity_check(&stats),
         history_check(
             &frames,
-            stats.status,
+            stats.ring_pool_exhausted,
             stats.pool_used,
             stats.pool_size,
             stats.cache_time_ns as f64 / 1e9,
@@ -599,14 +608,14 @@ fn arena_checks(view: &ArenaView, a: &DoctorArgs) -> Vec<Check> {
         parents_check(&frames, now, recent_ns),
         data_check(&stats, &frames, now, a.no_data_after),
         stale_check(&frames, now, a.stale_periods),
-        refused_check(&stats.refusals),
+        refused_check(&stats.refusals, stats.capacity_refusals),
         intake_check(stats.messages_lost),
         ready_check(stats.ready_unix_ns, stats.created_unix_ns, now),
     ]
 }
 
 /// Runs every check.
-pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, OpenError> {
+pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, LocationError> {
     let loc = connect::location(g)?;
     let mut out = vec![runtime_dir_check(&loc)];
     let rows = tf_shm::rendezvous::participants(&loc)

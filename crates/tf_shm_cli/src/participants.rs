@@ -1,7 +1,6 @@
 //! `tf_shm participants`: the lock file's participant table, read without joining.
 
 use serde::Serialize;
-use tf_shm::rendezvous::lockfile::process_start_time;
 use tf_shm::rendezvous::{Mode, Participant, Participants};
 
 use crate::cli::Global;
@@ -85,21 +84,13 @@ fn mode_name(m: Option<Mode>) -> &'static str {
     }
 }
 
-/// Whether `pid` still runs as the process that recorded `start_time` (0: unknown).
-pub fn process_running(pid: u32, start_time: u64) -> Option<bool> {
-    let now = process_start_time(pid);
-    match (now, start_time) {
-        (None, _) => Some(false),
-        (Some(_), 0) => None,
-        (Some(t), s) => Some(t == s),
-    }
-}
-
 impl ParticipantRow {
     fn new(p: &Participant, owner_uuid: Option<[u8; 16]>) -> ParticipantRow {
-        let running = process_running(p.pid, p.start_time);
+        let running = p.process_running();
         ParticipantRow {
-            slot: p.slot.map_or_else(|| "owner".to_owned(), |s| s.to_string()),
+            slot: p
+                .index
+                .map_or_else(|| "owner".to_owned(), |s| s.to_string()),
             pid: p.pid,
             name: p.name.clone(),
             mode: mode_name(p.mode),
@@ -107,7 +98,7 @@ impl ParticipantRow {
             process_running: running,
             current_arena: owner_uuid.is_none() || owner_uuid == Some(p.instance_uuid),
             arena: hex8(&p.instance_uuid),
-            state: SlotState::of(p.alive, running, p.slot.is_none()),
+            state: SlotState::of(p.alive, running, p.index.is_none()),
         }
     }
 }
@@ -117,7 +108,7 @@ pub fn rows(ps: &Participants) -> Vec<ParticipantRow> {
     let owner_uuid = ps.owner.as_ref().map(|o| o.instance_uuid);
     ps.owner
         .iter()
-        .chain(&ps.slots)
+        .chain(&ps.consumers)
         .map(|p| ParticipantRow::new(p, owner_uuid))
         .collect()
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tf_shm::{ArenaConfig, Mode};
+use tf_shm::ArenaConfig;
 use tf_shm_bag::feed::Feed;
 use tf_shm_bag::{Progress, ReplayOptions, ScannedBag, Topics};
 
@@ -108,13 +108,11 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
         max_rate_hz: a.max_rate_hz,
         ..ArenaConfig::default()
     };
-    let mut owner = match connect::opener(g)
+    let mut owner = match connect::server(g, config)
         .participant_name("tf_shm replay")
-        .mode(Mode::ReadWrite)
-        .create(config)
         .require_create(true)
         .on_event(|e| eprintln!("tf_shm replay: rendezvous: {e}"))
-        .open_owner()
+        .serve()
     {
         Ok(o) => o,
         Err(e) => {

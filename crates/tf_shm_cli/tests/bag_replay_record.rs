@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::TestDir;
 use tf_shm::store::FrameStore;
-use tf_shm::{Buffer, Open};
+use tf_shm::{Buffer, Join};
 
 fn signal(child: &Child, sig: rustix::process::Signal) {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
@@ -80,7 +80,7 @@ impl Drop for Replay {
 }
 
 fn buffer(dir: &TestDir) -> Buffer {
-    Open::new()
+    Join::new()
         .runtime_dir(dir.path())
         .await_open(Duration::from_secs(20))
         .expect("open the replayed arena")
@@ -125,7 +125,7 @@ fn replayed_arena_answers_as_tf2() {
     assert_eq!(out.0.status.code(), Some(0), "{}", out.stderr());
     drop(b);
     r.stop();
-    let gone = Open::new().runtime_dir(dir.path()).open();
+    let gone = Join::new().runtime_dir(dir.path()).open();
     assert!(gone.is_err(), "the arena outlived tf_shm replay");
 }
 

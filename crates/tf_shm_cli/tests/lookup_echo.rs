@@ -274,7 +274,7 @@ fn lookup_json_names_non_finite_numbers() {
     set(&mut owner, "map", "a", 0, [1e308, 0.0, 0.0], id, true);
     set(&mut owner, "a", "c", 0, [1e308, 0.0, 0.0], id, true);
     set(&mut owner, "map", "b", 0, [-1e308, 0.0, 0.0], id, true);
-    let buffer = tf_shm::Open::new().runtime_dir(dir.path()).open().unwrap();
+    let buffer = tf_shm::Join::new().runtime_dir(dir.path()).open().unwrap();
     let named = |x: f64| {
         if x.is_nan() {
             serde_json::json!("NaN")

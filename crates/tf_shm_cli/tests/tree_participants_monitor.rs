@@ -207,7 +207,7 @@ fn tree_dot_and_svg() {
 fn participants_from_the_lock_file_with_and_without_an_owner() {
     let dir = TestDir::new("pa");
     let owner = dir.owner(small_config());
-    let consumer = tf_shm::Open::new()
+    let consumer = tf_shm::Join::new()
         .runtime_dir(dir.path())
         .participant_name("rviz_like")
         .open()

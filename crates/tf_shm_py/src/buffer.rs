@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
-use tf_shm::{Buffer, FramePair, Open, Transform, TransformError};
+use tf_shm::{Buffer, FramePair, Join, Transform, TransformError};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
@@ -86,7 +86,7 @@ impl NativeBuffer {
         name: Option<String>,
         open_timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<NativeBuffer> {
-        let mut open = Open::new();
+        let mut open = Join::new();
         if let Some(d) = domain {
             open = open.domain(d);
         }
@@ -111,10 +111,24 @@ impl NativeBuffer {
         self.inner.view().cache_time_ns()
     }
 
-    /// How many times the buffer followed the bridge to a new arena.
+    /// How many times the buffer followed the bridge to a new arena (0 until a restart).
     #[getter]
-    fn generation(&self) -> u64 {
+    fn arena_swaps(&self) -> u64 {
         self.inner.arena_swaps()
+    }
+
+    /// Deprecated alias of `arena_swaps` (it counts arena swaps, not a generation); warns
+    /// with `DeprecationWarning`.
+    #[getter]
+    fn generation(&self, py: Python<'_>) -> PyResult<u64> {
+        let category = py.get_type::<pyo3::exceptions::PyDeprecationWarning>();
+        PyErr::warn(
+            py,
+            category.as_any(),
+            c"NativeBuffer.generation is deprecated: use arena_swaps",
+            1,
+        )?;
+        Ok(self.inner.arena_swaps())
     }
 
     /// `T_target_source` at `time` as a flat tuple; waits up to `timeout` first (GIL released),

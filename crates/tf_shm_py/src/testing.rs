@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use tf_shm::validate::TransformInput;
-use tf_shm::{ArenaConfig, Mode, Open, Owner};
+use tf_shm::{ArenaConfig, Owner, Serve};
 
 use crate::errors::OpenError;
 
@@ -43,17 +43,15 @@ impl Arena {
             memory_budget_bytes,
             ..Default::default()
         };
-        let mut open = Open::new()
+        let mut serve = Serve::new(config)
             .runtime_dir(runtime_dir)
             .domain(domain)
-            .mode(Mode::ReadWrite)
-            .create(config)
             .require_create(true);
         if let Some(n) = &name {
-            open = open.name(n);
+            serve = serve.name(n);
         }
-        let owner = open
-            .open_owner()
+        let owner = serve
+            .serve()
             .map_err(|e| OpenError::new_err(e.to_string()))?;
         Ok(Arena {
             owner: Mutex::new(Some(owner)),

@@ -463,3 +463,20 @@ def test_no_reference_leaks_over_a_million_calls(buffer, chain):
             pass
 
     assert blocks_after(failing, 200_000) < 100
+
+
+def test_arena_swaps_counts_bridge_restarts(buffer, arena, runtime_dir):
+    from tf_shm._testing import Arena
+
+    assert buffer.arena_swaps == 0
+    arena.close()
+    second = Arena(runtime_dir)
+    try:
+        deadline = time.monotonic() + 5.0
+        while buffer.arena_swaps == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert buffer.arena_swaps == 1
+        with pytest.warns(DeprecationWarning, match="use arena_swaps"):
+            assert buffer._native.generation == 1
+    finally:
+        second.close()

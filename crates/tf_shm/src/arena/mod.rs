@@ -1,8 +1,10 @@
 //! The arena: one block of shared memory holding every frame's transforms.
 //!
 //! One [`ArenaWriter`] (the bridge) fills it; any number of [`ArenaView`]s read it, in the
-//! writer's process or, through a read-only mapping of the sealed memfd, in others. The layout
-//! is in [`layout`]; the ring protocol in the crate's `ring` module.
+//! writer's process or, through a read-only mapping of the sealed memfd, in others. The shared
+//! records (`layout.rs`) are the crate's business; what a user needs of them is here:
+//! [`FORMAT_VERSION`], [`layout_hash`] and [`ring_bytes`] for sizing a budget; tools read
+//! arena-wide counters as typed [`ArenaStats`](crate::inspect::ArenaStats).
 //!
 //! ```
 //! use tf_shm::{Arena, ArenaConfig, validate::TransformInput};
@@ -16,7 +18,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod layout;
+pub(crate) mod layout;
 pub(crate) mod memfd;
 pub(crate) mod names;
 pub(crate) mod notify;
@@ -28,6 +30,7 @@ use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use layout::*;
+pub use layout::{layout_hash, ring_bytes, FORMAT_VERSION, MAX_NAME_LEN as MAX_FRAME_NAME_LEN};
 use region::Region;
 
 use crate::sync::Ordering;

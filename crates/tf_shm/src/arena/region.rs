@@ -1,6 +1,8 @@
 //! The arena's memory — a shared mapping of the memfd, or heap memory for in-process use — and
 //! the only place raw pointers become references to shared records.
 
+#![allow(unsafe_code)] // raw pointers into the mapping become references here, and only here
+
 use std::sync::Arc;
 
 use super::layout::{FrameRecord, Header, RingHeader, Slot, ALIGN, HEADER_SIZE};

@@ -10,10 +10,10 @@ use std::ffi::OsString;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::OpenError;
+use super::LocationError;
 
 /// Longest arena name, bytes.
-pub const MAX_NAME_LEN: usize = 64;
+pub const MAX_ARENA_NAME_LEN: usize = 64;
 /// Room in `sockaddr_un.sun_path` (108 bytes with the terminating NUL).
 const MAX_SOCKET_PATH: usize = 107;
 
@@ -36,15 +36,15 @@ pub struct Location {
 
 impl Location {
     /// Builds the paths; checks the name and that the socket path fits `sun_path`.
-    pub fn new(runtime_dir: PathBuf, domain: u32, name: &str) -> Result<Location, OpenError> {
-        check_name(name).map_err(|reason| OpenError::InvalidName {
+    pub fn new(runtime_dir: PathBuf, domain: u32, name: &str) -> Result<Location, LocationError> {
+        check_name(name).map_err(|reason| LocationError::InvalidName {
             name: name.to_owned(),
             reason,
         })?;
         let domain_dir = runtime_dir.join(domain.to_string());
         let sock_path = domain_dir.join(format!("{name}.sock"));
         if sock_path.as_os_str().len() > MAX_SOCKET_PATH {
-            return Err(OpenError::PathTooLong { path: sock_path });
+            return Err(LocationError::PathTooLong { path: sock_path });
         }
         Ok(Location {
             lock_path: domain_dir.join(format!("{name}.lock")),
@@ -59,7 +59,7 @@ impl Location {
 
 /// What the caller fixed explicitly; the rest comes from the environment.
 #[derive(Clone, Debug, Default)]
-pub struct Overrides {
+pub(crate) struct Overrides {
     /// Runtime dir.
     pub runtime_dir: Option<PathBuf>,
     /// Domain.
@@ -69,23 +69,23 @@ pub struct Overrides {
 }
 
 /// Resolves a location from `o` and the process environment.
-pub fn resolve(o: &Overrides) -> Result<Location, OpenError> {
+pub(crate) fn resolve(o: &Overrides) -> Result<Location, LocationError> {
     resolve_with(o, |k| std::env::var_os(k))
 }
 
 /// [`resolve`] with an explicit environment (for tests).
-pub fn resolve_with(
+pub(crate) fn resolve_with(
     o: &Overrides,
     env: impl Fn(&str) -> Option<OsString>,
-) -> Result<Location, OpenError> {
+) -> Result<Location, LocationError> {
     let var = |k: &str| env(k).filter(|v| !v.is_empty());
     let invalid =
-        |var: &'static str, value: &OsString, reason: &'static str| OpenError::InvalidEnv {
+        |var: &'static str, value: &OsString, reason: &'static str| LocationError::InvalidEnv {
             var,
             value: value.to_string_lossy().into_owned(),
             reason,
         };
-    let absolute = |k: &'static str| -> Result<Option<PathBuf>, OpenError> {
+    let absolute = |k: &'static str| -> Result<Option<PathBuf>, LocationError> {
         match var(k) {
             None => Ok(None),
             Some(v) if Path::new(&v).is_absolute() => Ok(Some(PathBuf::from(v))),
@@ -109,7 +109,7 @@ pub fn resolve_with(
     let domain = match o.domain {
         Some(d) => d,
         None => {
-            let parse = |k: &'static str| -> Result<Option<u32>, OpenError> {
+            let parse = |k: &'static str| -> Result<Option<u32>, LocationError> {
                 var(k)
                     .map(|v| {
                         v.to_str()
@@ -144,7 +144,7 @@ fn check_name(name: &str) -> Result<(), &'static str> {
     if name.is_empty() {
         return Err("must not be empty");
     }
-    if name.len() > MAX_NAME_LEN {
+    if name.len() > MAX_ARENA_NAME_LEN {
         return Err("must be at most 64 bytes");
     }
     if name.contains(['/', '\0']) || name == "." || name == ".." {
@@ -165,13 +165,13 @@ fn run_writable() -> bool {
 
 /// Checks an existing directory: ours (or, with `group`, that group's and not world-writable),
 /// and not writable by anyone else. `Ok(false)` if it does not exist.
-pub fn check_dir(path: &Path, group: Option<u32>) -> Result<bool, OpenError> {
+pub fn check_dir(path: &Path, group: Option<u32>) -> Result<bool, LocationError> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(OpenError::io("inspect", path, e)),
+        Err(e) => return Err(LocationError::io("inspect", path, e)),
     };
-    let unsafe_dir = |reason: &'static str| OpenError::UnsafeDir {
+    let unsafe_dir = |reason: &'static str| LocationError::UnsafeDir {
         path: path.to_owned(),
         reason,
     };
@@ -199,7 +199,7 @@ pub fn check_dir(path: &Path, group: Option<u32>) -> Result<bool, OpenError> {
 
 /// Creates (if missing) the runtime and domain directories, 0700 or 0750 with `group` (then
 /// owned by that group), and checks them.
-pub fn prepare_dirs(loc: &Location, group: Option<u32>) -> Result<(), OpenError> {
+pub(crate) fn prepare_dirs(loc: &Location, group: Option<u32>) -> Result<(), LocationError> {
     for dir in [&loc.runtime_dir, &loc.domain_dir] {
         if !check_dir(dir, group)? {
             let mode = if group.is_some() { 0o750 } else { 0o700 };
@@ -210,14 +210,14 @@ pub fn prepare_dirs(loc: &Location, group: Option<u32>) -> Result<(), OpenError>
             {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(OpenError::io("create", dir, e)),
+                Err(e) => return Err(LocationError::io("create", dir, e)),
             }
             if let Some(g) = group {
                 std::os::unix::fs::chown(dir, None, Some(g))
-                    .map_err(|e| OpenError::io("chown", dir, e))?;
+                    .map_err(|e| LocationError::io("chown", dir, e))?;
                 // chown may clear nothing here, but the mode must not depend on the umask.
                 std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))
-                    .map_err(|e| OpenError::io("chmod", dir, e))?;
+                    .map_err(|e| LocationError::io("chmod", dir, e))?;
             }
             check_dir(dir, group)?;
         }
@@ -291,7 +291,7 @@ mod tests {
             }
             let e = resolve_with(&o, env(&vars)).unwrap_err();
             assert!(
-                matches!(e, OpenError::InvalidEnv { var, .. } if var == k),
+                matches!(e, LocationError::InvalidEnv { var, .. } if var == k),
                 "{k}: {e}"
             );
             assert!(e.to_string().contains(k));
@@ -306,7 +306,7 @@ mod tests {
         };
         assert!(matches!(
             resolve_with(&o, env(&[])),
-            Err(OpenError::PathTooLong { .. })
+            Err(LocationError::PathTooLong { .. })
         ));
     }
 }

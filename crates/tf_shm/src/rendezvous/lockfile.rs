@@ -12,6 +12,8 @@
 //! written by the owner when it grants the slot. The file is never unlinked: a second owner must lock
 //! the same inode to be refused.
 
+#![allow(unsafe_code)] // `fcntl` OFD locks and `flock` structs have no safe binding
+
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -171,7 +173,7 @@ impl LockFile {
     }
 
     /// Marks `slot` as ours (a shared lock: only the owner's bookkeeping keeps slots unique).
-    pub fn hold_slot(&self, slot: u32) -> io::Result<()> {
+    pub fn hold_participant(&self, slot: u32) -> io::Result<()> {
         if slot >= SLOTS {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -194,7 +196,7 @@ impl LockFile {
     }
 
     /// Does any other open file description hold `slot`? Errors count as "held".
-    pub fn slot_alive(&self, slot: u32) -> bool {
+    pub fn participant_alive(&self, slot: u32) -> bool {
         probe(&self.file, slot_byte(slot)).unwrap_or(true)
     }
 
@@ -216,7 +218,7 @@ impl LockFile {
     }
 
     /// Reads `slot`'s record, if one was ever written.
-    pub fn read_slot(&self, slot: u32) -> Option<Record> {
+    pub fn read_participant(&self, slot: u32) -> Option<Record> {
         let mut b = [0u8; RECORD as usize];
         self.file.read_exact_at(&mut b, slot_record_at(slot)).ok()?;
         Record::decode(&b)
@@ -312,10 +314,13 @@ mod tests {
         let p = temp_path("slot");
         let owner = LockFile::open_owner(&p, 0o600).unwrap();
         let member = LockFile::open_read(&p).unwrap();
-        member.hold_slot(5).unwrap();
-        assert!(owner.slot_alive(5));
-        assert!(!owner.slot_alive(6));
-        assert!(!member.slot_alive(5), "GETLK does not report our own locks");
+        member.hold_participant(5).unwrap();
+        assert!(owner.participant_alive(5));
+        assert!(!owner.participant_alive(6));
+        assert!(
+            !member.participant_alive(5),
+            "GETLK does not report our own locks"
+        );
         owner
             .write_slot(
                 5,
@@ -328,10 +333,10 @@ mod tests {
                 },
             )
             .unwrap();
-        assert_eq!(member.read_slot(5).unwrap().name, "rviz");
-        assert_eq!(member.read_slot(6), None);
+        assert_eq!(member.read_participant(5).unwrap().name, "rviz");
+        assert_eq!(member.read_participant(6), None);
         drop(member);
-        assert!(!owner.slot_alive(5));
+        assert!(!owner.participant_alive(5));
         std::fs::remove_file(&p).unwrap();
     }
 

@@ -1,12 +1,10 @@
-//! [`Open`]: joining an arena (a [`Buffer`]) or creating one (an [`Owner`]); and the list of
-//! participants, read from the lock file without joining.
+//! [`Join`]: joining the arena an owner serves, as a consumer; the result is a [`Buffer`],
+//! which follows the arena across owner restarts by itself.
 
 use std::io::IoSlice;
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
@@ -17,160 +15,116 @@ use rustix::net::{
 };
 
 use super::discovery::{self, Location, Overrides};
-use super::lockfile::{process_start_time, LockFile, Record, SLOTS};
-use super::server::{ServedArena, Server, ServerConfig, ServerStats};
-use super::wire::{Mode, Request, Response, Status, RESPONSE_LEN, WAIT_BEGIN, WAIT_END};
-use super::{EventHook, OpenError};
+use super::lockfile::{LockFile, SLOTS};
+use super::participants::{participants, Participants};
+use super::wire::{Mode, Request, Response, RESPONSE_LEN, WAIT_BEGIN, WAIT_END};
+use super::{JoinError, LocationError, Refusal};
 use crate::arena::layout::{layout_hash, FORMAT_VERSION};
-use crate::arena::{boot_id, Arena, ArenaConfig, ArenaIdentity, SharedArena};
+use crate::arena::{boot_id, Arena};
 use crate::buffer::Buffer;
 use crate::view::ArenaView;
-use crate::writer::ArenaWriter;
 
 /// How often `await_open` and a consumer that lost its owner try again.
 pub(crate) const RETRY: Duration = Duration::from_millis(20);
 
-/// Options for opening an arena. Defaults: read-only, never create, domain/name/runtime dir
-/// from the environment (see [`discovery`]), a 2 s handshake timeout.
-#[derive(Clone)]
-pub struct Open {
+/// Options for joining an arena as a consumer (read-only). Defaults: domain/name/runtime dir
+/// from the environment (see [`discovery`]), a 2 s handshake timeout, the process name in the
+/// participant table.
+#[derive(Clone, Debug)]
+pub struct Join {
     overrides: Overrides,
-    mode: Mode,
-    create: Option<ArenaConfig>,
-    require_create: bool,
-    allowed_gid: Option<u32>,
+    group: Option<u32>,
     timeout: Duration,
     participant_name: Option<String>,
-    hook: Option<EventHook>,
-    defer_ready: bool,
 }
 
-impl Default for Open {
+impl Default for Join {
     fn default() -> Self {
-        Open::new()
+        Join::new()
     }
 }
 
-impl Open {
-    /// Read-only, never create, everything else from the environment.
-    pub fn new() -> Open {
-        Open {
+impl Join {
+    /// Everything from the environment.
+    pub fn new() -> Join {
+        Join {
             overrides: Overrides::default(),
-            mode: Mode::ReadOnly,
-            create: None,
-            require_create: false,
-            allowed_gid: None,
+            group: None,
             timeout: Duration::from_secs(2),
             participant_name: None,
-            hook: None,
-            defer_ready: false,
         }
     }
 
     /// Arena name (instead of `$TF_SHM_NAME` / `default`).
-    pub fn name(mut self, name: &str) -> Open {
+    pub fn name(mut self, name: &str) -> Join {
         self.overrides.name = Some(name.to_owned());
         self
     }
 
     /// ROS domain (instead of `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0).
-    pub fn domain(mut self, domain: u32) -> Open {
+    pub fn domain(mut self, domain: u32) -> Join {
         self.overrides.domain = Some(domain);
         self
     }
 
     /// Runtime dir (instead of the environment's chain).
-    pub fn runtime_dir(mut self, dir: impl Into<PathBuf>) -> Open {
+    pub fn runtime_dir(mut self, dir: impl Into<PathBuf>) -> Join {
         self.overrides.runtime_dir = Some(dir.into());
         self
     }
 
-    /// Access mode: [`Mode::ReadWrite`] only for the creator.
-    pub fn mode(mut self, mode: Mode) -> Open {
-        self.mode = mode;
+    /// Also accept rendezvous directories owned by group `gid` (an owner started with
+    /// [`Serve::allow_group`](super::Serve::allow_group)), not only our own.
+    pub fn allow_group(mut self, gid: u32) -> Join {
+        self.group = Some(gid);
         self
     }
 
-    /// Create the arena with `config` when opened with [`Open::open_owner`].
-    pub fn create(mut self, config: ArenaConfig) -> Open {
-        self.create = Some(config);
-        self
-    }
-
-    /// With `true`, [`Open::open_owner`] fails at once with [`OpenError::ArenaAlreadyLive`]
-    /// when an owner is alive; with `false` (default) it waits up to the timeout for that
-    /// owner to exit.
-    pub fn require_create(mut self, yes: bool) -> Open {
-        self.require_create = yes;
-        self
-    }
-
-    /// Also admit peers whose primary group is `gid` (creator), or accept a rendezvous
-    /// directory of that group (joiner). Directories become 0750, files 0640/0660.
-    pub fn allow_group(mut self, gid: u32) -> Open {
-        self.allowed_gid = Some(gid);
-        self
-    }
-
-    /// Handshake timeout (joiner), per-client hello deadline (owner), and how long a
-    /// non-`require_create` creator waits for a previous owner. Default 2 s.
-    pub fn timeout(mut self, timeout: Duration) -> Open {
+    /// How long one handshake may take. Default 2 s.
+    pub fn timeout(mut self, timeout: Duration) -> Join {
         self.timeout = timeout;
         self
     }
 
     /// Short name recorded in the participant table (default: the process name).
-    pub fn participant_name(mut self, name: &str) -> Open {
+    pub fn participant_name(mut self, name: &str) -> Join {
         self.participant_name = Some(name.to_owned());
         self
     }
 
-    /// With `true`, [`Open::open_owner`] creates the arena *not ready*: consumers of an earlier
-    /// arena of this location keep answering from it until the writer calls
-    /// [`ArenaWriter::declare_ready`] (or a bounded time passes). With `false` (default) the
-    /// arena is ready at creation.
-    pub fn defer_ready(mut self, yes: bool) -> Open {
-        self.defer_ready = yes;
-        self
-    }
-
-    /// Called with a line of text for each refusal or drop by the owner server.
-    pub fn on_event(mut self, hook: impl Fn(&str) + Send + Sync + 'static) -> Open {
-        self.hook = Some(Arc::new(hook));
-        self
-    }
-
     /// Where this arena's rendezvous is.
-    pub fn location(&self) -> Result<Location, OpenError> {
+    pub fn location(&self) -> Result<Location, LocationError> {
         discovery::resolve(&self.overrides)
     }
 
-    fn spec(&self) -> Result<JoinSpec, OpenError> {
-        if self.create.is_some() {
-            return Err(OpenError::Usage(
-                "create(..) is for the creator: call open_owner(), or drop create(..) to join",
-            ));
-        }
+    /// The participant table of this location, read without joining.
+    pub fn participants(&self) -> Result<Participants, LocationError> {
+        participants(&self.location()?)
+    }
+
+    fn spec(&self) -> Result<JoinSpec, JoinError> {
         Ok(JoinSpec {
             loc: self.location()?,
-            mode: self.mode,
             timeout: self.timeout,
-            group: self.allowed_gid,
+            group: self.group,
             name: self.participant_name.clone().unwrap_or_else(process_name),
         })
     }
 
-    /// Joins the arena served for this location: maps it read-only. Fails at once if nobody
-    /// serves it ([`OpenError::NotServing`]).
-    pub fn open(&self) -> Result<Buffer, OpenError> {
+    /// Joins the arena served for this location and maps it read-only. Fails at once if
+    /// nobody serves it ([`JoinError::NotServing`]).
+    ///
+    /// Errors: [`JoinError`].
+    pub fn open(&self) -> Result<Buffer, JoinError> {
         let spec = self.spec()?;
         let att = join(&spec)?;
         Buffer::start(att, spec)
     }
 
-    /// [`Open::open`], retrying every 20 ms while the arena is absent or its owner is not
-    /// serving yet, for up to `timeout`. Any other error is returned at once.
-    pub fn await_open(&self, timeout: Duration) -> Result<Buffer, OpenError> {
+    /// [`Join::open`], retrying every 20 ms for up to `timeout` while the error is
+    /// [retryable](JoinError::is_retryable) (nobody serves yet, or the owner is busy). Any
+    /// other error is returned at once.
+    pub fn await_open(&self, timeout: Duration) -> Result<Buffer, JoinError> {
         let spec = self.spec()?;
         let deadline = Instant::now() + timeout;
         loop {
@@ -183,214 +137,12 @@ impl Open {
             }
         }
     }
-
-    /// Creates the arena and serves it (the bridge's side). Needs [`Mode::ReadWrite`] and
-    /// [`Open::create`]. A live owner → [`OpenError::ArenaAlreadyLive`] (at once with
-    /// `require_create(true)`, else after waiting up to the timeout); a socket file left by
-    /// a dead owner is replaced. A refusal holds no lock byte and binds nothing.
-    pub fn open_owner(&self) -> Result<Owner, OpenError> {
-        if self.mode != Mode::ReadWrite {
-            return Err(OpenError::Usage(
-                "a read-only opener cannot create the arena: use .mode(Mode::ReadWrite) for the \
-                 creator",
-            ));
-        }
-        let config = self.create.as_ref().ok_or(OpenError::Usage(
-            "open_owner() creates the arena and needs .create(config)",
-        ))?;
-        let loc = self.location()?;
-        discovery::prepare_dirs(&loc, self.allowed_gid)?;
-        let (lock_mode, sock_mode) = if self.allowed_gid.is_some() {
-            (0o640, 0o660)
-        } else {
-            (0o600, 0o600)
-        };
-        let lock = LockFile::open_owner(&loc.lock_path, lock_mode)
-            .map_err(|e| OpenError::io("open", &loc.lock_path, e))?;
-        if let Some(g) = self.allowed_gid {
-            std::os::unix::fs::chown(&loc.lock_path, None, Some(g))
-                .map_err(|e| OpenError::io("chown", &loc.lock_path, e))?;
-        }
-        let deadline = Instant::now() + self.timeout;
-        while !lock
-            .try_own()
-            .map_err(|e| OpenError::io("lock", &loc.lock_path, e))?
-        {
-            if self.require_create || Instant::now() >= deadline {
-                let pid = lock.read_owner().map(|r| r.pid);
-                return Err(OpenError::ArenaAlreadyLive {
-                    at: Box::new(loc),
-                    pid,
-                });
-            }
-            std::thread::sleep(RETRY);
-        }
-        // We own byte 0 from here; dropping `lock` on any error below gives it back.
-        let mut arena =
-            Arena::create_shared(config, &format!("tf_shm:{}/{}", loc.domain, loc.name))
-                .map_err(OpenError::Create)?;
-        if !self.defer_ready {
-            arena.writer.declare_ready();
-        }
-        let identity = arena.view.identity();
-        let me = std::process::id();
-        let record = Record {
-            pid: me,
-            start_time: process_start_time(me).unwrap_or(0),
-            mode: Mode::ReadWrite.to_wire(),
-            instance_uuid: identity.instance_uuid,
-            name: self.participant_name.clone().unwrap_or_else(process_name),
-        };
-        lock.write_owner(&record)
-            .map_err(|e| OpenError::io("write", &loc.lock_path, e))?;
-        let io_err = |op| {
-            let p = loc.sock_path.clone();
-            move |e| OpenError::io(op, &p, e)
-        };
-        lock.lock_guard().map_err(io_err("lock the guard of"))?;
-        let bound = bind_socket(&loc, sock_mode, self.allowed_gid);
-        let _ = lock.unlock_guard();
-        let (listener, sock_id) = bound.map_err(io_err("serve on"))?;
-        let reader = arena.reader_fd().map_err(io_err("reopen the arena for"))?;
-        let lock = Arc::new(lock);
-        let cfg = ServerConfig {
-            allowed_gid: self.allowed_gid,
-            handshake_timeout: self.timeout,
-            hook: self.hook.clone(),
-        };
-        let served = ServedArena {
-            fd: reader,
-            identity,
-            view: arena.view.clone(),
-        };
-        let server = match Server::spawn(listener, lock.clone(), served, cfg) {
-            Ok(s) => s,
-            Err(e) => {
-                remove_socket_if_ours(&loc, sock_id);
-                return Err(OpenError::io("start the server for", &loc.sock_path, e));
-            }
-        };
-        Ok(Owner {
-            server,
-            arena,
-            lock,
-            loc,
-            sock_id,
-        })
-    }
-
-    /// The participant table of this location, read without joining.
-    pub fn participants(&self) -> Result<Participants, OpenError> {
-        participants(&self.location()?)
-    }
-}
-
-/// Removes a stale socket file, binds and listens; the caller holds ownership and the guard.
-fn bind_socket(
-    loc: &Location,
-    mode: u32,
-    group: Option<u32>,
-) -> std::io::Result<(OwnedFd, (u64, u64))> {
-    match std::fs::remove_file(&loc.sock_path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    let fd = rustix::net::socket_with(
-        AddressFamily::UNIX,
-        SocketType::SEQPACKET,
-        SocketFlags::CLOEXEC,
-        None,
-    )?;
-    rustix::net::bind(&fd, &SocketAddrUnix::new(&loc.sock_path)?)?;
-    let meta = std::fs::symlink_metadata(&loc.sock_path)?;
-    let id = (meta.dev(), meta.ino());
-    let finish = || -> std::io::Result<()> {
-        use std::os::unix::fs::PermissionsExt;
-        if let Some(g) = group {
-            std::os::unix::fs::chown(&loc.sock_path, None, Some(g))?;
-        }
-        std::fs::set_permissions(&loc.sock_path, std::fs::Permissions::from_mode(mode))?;
-        rustix::net::listen(&fd, 128)?;
-        Ok(())
-    };
-    if let Err(e) = finish() {
-        let _ = std::fs::remove_file(&loc.sock_path);
-        return Err(e);
-    }
-    Ok((fd, id))
-}
-
-fn remove_socket_if_ours(loc: &Location, id: (u64, u64)) {
-    if let Ok(m) = std::fs::symlink_metadata(&loc.sock_path) {
-        if (m.dev(), m.ino()) == id {
-            let _ = std::fs::remove_file(&loc.sock_path);
-        }
-    }
-}
-
-/// The creator of an arena: holds the single [`ArenaWriter`] and serves the arena to joiners
-/// until dropped. Dropping stops serving (attached consumers see the hang-up), then releases
-/// ownership, then removes the socket file.
-pub struct Owner {
-    server: Server,
-    arena: SharedArena,
-    lock: Arc<LockFile>,
-    loc: Location,
-    sock_id: (u64, u64),
-}
-
-impl Owner {
-    /// The arena's single writer.
-    pub fn writer(&mut self) -> &mut ArenaWriter {
-        &mut self.arena.writer
-    }
-
-    /// A view for the owner's own lookups.
-    pub fn view(&self) -> &ArenaView {
-        &self.arena.view
-    }
-
-    /// The arena's identity.
-    pub fn identity(&self) -> ArenaIdentity {
-        self.arena.view.identity()
-    }
-
-    /// Where it is served.
-    pub fn location(&self) -> &Location {
-        &self.loc
-    }
-
-    /// The server's counters.
-    pub fn stats(&self) -> ServerStats {
-        self.server.stats()
-    }
-
-    /// The participant table.
-    pub fn participants(&self) -> Result<Participants, OpenError> {
-        participants(&self.loc)
-    }
-}
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        self.server.stop();
-        // The guard keeps a new owner (which needs byte 0 and then the guard) from binding
-        // between our release and our unlink, so we never remove its socket.
-        let guarded = self.lock.lock_guard().is_ok();
-        let _ = self.lock.release_ownership();
-        remove_socket_if_ours(&self.loc, self.sock_id);
-        if guarded {
-            let _ = self.lock.unlock_guard();
-        }
-    }
 }
 
 /// What a joiner needs to join, again and again.
 #[derive(Clone, Debug)]
 pub(crate) struct JoinSpec {
     pub loc: Location,
-    pub mode: Mode,
     pub timeout: Duration,
     pub group: Option<u32>,
     pub name: String,
@@ -438,9 +190,9 @@ impl Attachment {
 }
 
 /// One attempt to join.
-pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, OpenError> {
+pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, JoinError> {
     let loc = &spec.loc;
-    let not_serving = || OpenError::NotServing {
+    let not_serving = || JoinError::NotServing {
         at: Box::new(loc.clone()),
     };
     if !discovery::check_dir(&loc.runtime_dir, spec.group)?
@@ -451,13 +203,13 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, OpenError> {
     let lock = match LockFile::open_read(&loc.lock_path) {
         Ok(l) => l,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_serving()),
-        Err(e) => return Err(OpenError::io("open", &loc.lock_path, e)),
+        Err(e) => return Err(JoinError::io("open", &loc.lock_path, e)),
     };
     // Byte 0 free: nobody owns the arena, whatever socket file is lying around.
     if !lock.owner_alive() {
         return Err(not_serving());
     }
-    let not_yet = || OpenError::NotServingYet {
+    let not_yet = || JoinError::NotServingYet {
         at: Box::new(loc.clone()),
         pid: lock.read_owner().map(|r| r.pid),
     };
@@ -467,19 +219,19 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, OpenError> {
         SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
         None,
     )
-    .map_err(|e| OpenError::io("create a socket for", &loc.sock_path, e.into()))?;
+    .map_err(|e| JoinError::io("create a socket for", &loc.sock_path, e.into()))?;
     let addr = SocketAddrUnix::new(&loc.sock_path)
-        .map_err(|e| OpenError::io("address", &loc.sock_path, e.into()))?;
+        .map_err(|e| JoinError::io("address", &loc.sock_path, e.into()))?;
     match rustix::net::connect(&conn, &addr) {
         Ok(()) => {}
         // No socket yet, not listening yet, or its backlog is full: the owner is starting.
         Err(Errno::NOENT | Errno::CONNREFUSED | Errno::AGAIN) => return Err(not_yet()),
-        Err(e) => return Err(OpenError::io("connect to", &loc.sock_path, e.into())),
+        Err(e) => return Err(JoinError::io("connect to", &loc.sock_path, e.into())),
     }
     let hello = Request::new(
         FORMAT_VERSION,
         layout_hash(),
-        spec.mode,
+        Mode::ReadOnly,
         std::process::id(),
         boot_id(),
         &spec.name,
@@ -496,23 +248,23 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, OpenError> {
         // The owner may have answered (a refusal) and hung up before reading our hello: its
         // answer is still queued, so read it below.
         Ok(_) | Err(Errno::PIPE | Errno::CONNRESET) => {}
-        Err(e) => return Err(OpenError::io("send the hello on", &loc.sock_path, e.into())),
+        Err(e) => return Err(JoinError::io("send the hello on", &loc.sock_path, e.into())),
     }
     let (resp, fd) = receive(&conn, loc, spec.timeout).map_err(|e| match e {
-        Received::Closed => OpenError::Dropped {
+        Received::Closed => JoinError::Dropped {
             at: Box::new(loc.clone()),
             pid: lock.read_owner().map(|r| r.pid),
         },
         Received::Err(e) => e,
     })?;
-    let protocol = |detail: String| OpenError::Protocol {
+    let protocol = |detail: String| JoinError::Protocol {
         at: Box::new(loc.clone()),
         detail,
     };
-    if resp.status != Status::Ok {
-        return Err(OpenError::Refused {
+    if let Some(refusal) = Refusal::from_status(resp.status) {
+        return Err(JoinError::Refused {
             at: Box::new(loc.clone()),
-            status: resp.status,
+            refusal,
             owner_version: resp.format_version,
             owner_layout: resp.layout_hash,
         });
@@ -521,9 +273,9 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, OpenError> {
     if resp.slot >= SLOTS {
         return Err(protocol(format!("slot {} out of range", resp.slot)));
     }
-    lock.hold_slot(resp.slot)
-        .map_err(|e| OpenError::io("lock our slot in", &loc.lock_path, e))?;
-    let view = Arena::attach(&fd).map_err(OpenError::Attach)?;
+    lock.hold_participant(resp.slot)
+        .map_err(|e| JoinError::io("lock our slot in", &loc.lock_path, e))?;
+    let view = Arena::attach(&fd).map_err(JoinError::Attach)?;
     if view.identity().instance_uuid != resp.instance_uuid {
         return Err(protocol("the arena sent is not the one announced".into()));
     }
@@ -538,7 +290,7 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, OpenError> {
 
 enum Received {
     Closed,
-    Err(OpenError),
+    Err(JoinError),
 }
 
 /// Waits up to `timeout` for the response and the descriptor that comes with it.
@@ -551,7 +303,7 @@ fn receive(
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(Received::Err(OpenError::Timeout {
+            return Err(Received::Err(JoinError::Timeout {
                 at: Box::new(loc.clone()),
                 after: timeout,
             }));
@@ -565,7 +317,7 @@ fn receive(
             Ok(0) | Err(Errno::INTR) => continue,
             Ok(_) => {}
             Err(e) => {
-                return Err(Received::Err(OpenError::io(
+                return Err(Received::Err(JoinError::io(
                     "wait on",
                     &loc.sock_path,
                     e.into(),
@@ -587,7 +339,7 @@ fn receive(
             Err(Errno::AGAIN | Errno::INTR) => continue,
             Err(Errno::CONNRESET) => return Err(Received::Closed),
             Err(e) => {
-                return Err(Received::Err(OpenError::io(
+                return Err(Received::Err(JoinError::io(
                     "receive on",
                     &loc.sock_path,
                     e.into(),
@@ -604,7 +356,7 @@ fn receive(
             }
         }
         let protocol = |detail: String| {
-            Received::Err(OpenError::Protocol {
+            Received::Err(JoinError::Protocol {
                 at: Box::new(loc.clone()),
                 detail,
             })
@@ -621,71 +373,8 @@ fn receive(
     }
 }
 
-fn process_name() -> String {
+pub(crate) fn process_name() -> String {
     std::fs::read_to_string("/proc/self/comm")
         .map(|s| s.trim().to_owned())
         .unwrap_or_default()
-}
-
-/// One participant slot as the lock file records it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Participant {
-    /// Slot number (the owner's record has none).
-    pub slot: Option<u32>,
-    /// Pid (in the owner's pid namespace).
-    pub pid: u32,
-    /// Process start time, clock ticks after boot (0 if unknown).
-    pub start_time: u64,
-    /// Access mode.
-    pub mode: Option<Mode>,
-    /// Short name.
-    pub name: String,
-    /// Instance uuid of the arena it belongs to.
-    pub instance_uuid: [u8; 16],
-    /// The kernel still sees its lock byte held.
-    pub alive: bool,
-}
-
-/// The participant table of an arena.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Participants {
-    /// The owner's record (the last owner's, if none is alive).
-    pub owner: Option<Participant>,
-    /// Every slot that was ever granted, alive or not.
-    pub slots: Vec<Participant>,
-}
-
-impl Participants {
-    /// Slots alive now.
-    pub fn alive(&self) -> impl Iterator<Item = &Participant> {
-        self.slots.iter().filter(|p| p.alive)
-    }
-}
-
-/// Reads the participant table of `loc` without joining (empty if there is no lock file).
-pub fn participants(loc: &Location) -> Result<Participants, OpenError> {
-    let lock = match LockFile::open_read(&loc.lock_path) {
-        Ok(l) => l,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Participants::default()),
-        Err(e) => return Err(OpenError::io("open", &loc.lock_path, e)),
-    };
-    let entry = |slot: Option<u32>, r: Record, alive: bool| Participant {
-        slot,
-        pid: r.pid,
-        start_time: r.start_time,
-        mode: Mode::from_wire(r.mode),
-        name: r.name,
-        instance_uuid: r.instance_uuid,
-        alive,
-    };
-    let owner = lock
-        .read_owner()
-        .map(|r| entry(None, r, lock.owner_alive()));
-    let slots = (0..SLOTS)
-        .filter_map(|s| {
-            lock.read_slot(s)
-                .map(|r| entry(Some(s), r, lock.slot_alive(s)))
-        })
-        .collect();
-    Ok(Participants { owner, slots })
 }

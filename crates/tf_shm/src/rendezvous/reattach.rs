@@ -17,7 +17,7 @@ use rustix::io::Errno;
 
 use super::handover::Handover;
 use super::open::{join, Attachment, JoinSpec, RETRY};
-use super::OpenError;
+use super::JoinError;
 use crate::arena::notify;
 use crate::buffer::BufferStore;
 use crate::handover_store::HandoverStore;
@@ -36,10 +36,10 @@ pub(crate) struct Follower {
 }
 
 impl Follower {
-    pub fn new(att: Attachment, spec: JoinSpec) -> Result<Follower, OpenError> {
+    pub fn new(att: Attachment, spec: JoinSpec) -> Result<Follower, JoinError> {
         use rustix::event::{eventfd, EventfdFlags};
         let wake = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
-            .map_err(|e| OpenError::io("create an eventfd for", &spec.loc.sock_path, e.into()))?;
+            .map_err(|e| JoinError::io("create an eventfd for", &spec.loc.sock_path, e.into()))?;
         Ok(Follower {
             current: ArcSwap::from_pointee(BufferStore::alone(Arc::new(att))),
             arena_swaps: AtomicU64::new(0),
@@ -50,13 +50,13 @@ impl Follower {
     }
 
     /// Starts the re-attach thread; it runs until [`Follower::stop`].
-    pub fn spawn(this: &Arc<Follower>) -> Result<JoinHandle<()>, OpenError> {
+    pub fn spawn(this: &Arc<Follower>) -> Result<JoinHandle<()>, JoinError> {
         let f = this.clone();
         std::thread::Builder::new()
             .name("tf_shm-reattach".into())
             .spawn(move || f.monitor())
             .map_err(|e| {
-                OpenError::io(
+                JoinError::io(
                     "start the re-attach thread for",
                     &this.spec.loc.sock_path,
                     e,

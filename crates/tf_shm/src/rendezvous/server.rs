@@ -484,7 +484,7 @@ impl State {
     }
 
     fn free_slot(&self) -> Option<u32> {
-        (0..SLOTS).find(|&s| !self.in_use[s as usize] && !self.lock.slot_alive(s))
+        (0..SLOTS).find(|&s| !self.in_use[s as usize] && !self.lock.participant_alive(s))
     }
 
     fn send(&self, fd: &OwnedFd, status: Status, slot: u32) -> rustix::io::Result<()> {

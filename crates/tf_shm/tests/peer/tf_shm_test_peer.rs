@@ -12,7 +12,7 @@
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use tf_shm::rendezvous::{Mode, Open};
+use tf_shm::rendezvous::{Join, Mode, Serve};
 use tf_shm::validate::TransformInput;
 use tf_shm::{ArenaConfig, Buffer};
 
@@ -120,7 +120,7 @@ impl Peer {
 
 fn main() {
     let (cmd, dir, value) = <Cli as clap::Parser>::parse().peer.split();
-    let open = Open::new().runtime_dir(&dir).participant_name(cmd);
+    let open = Join::new().runtime_dir(&dir).participant_name(cmd);
     match cmd {
         "owner" | "owner-deferred" => {
             let deferred = cmd == "owner-deferred";
@@ -129,12 +129,12 @@ fn main() {
                 max_frames: 64,
                 ..ArenaConfig::default()
             };
-            let mut owner = match open
-                .mode(Mode::ReadWrite)
-                .create(config)
+            let mut owner = match Serve::new(config)
+                .runtime_dir(&dir)
+                .participant_name(cmd)
                 .require_create(true)
                 .defer_ready(deferred)
-                .open_owner()
+                .serve()
             {
                 Ok(o) => o,
                 Err(e) => {
@@ -142,7 +142,7 @@ fn main() {
                     std::process::exit(2);
                 }
             };
-            // Serving starts inside open_owner; the arena is empty until the write below.
+            // Serving starts inside serve(); the arena is empty until the write below.
             let serving_at = mono_ns();
             let input = TransformInput {
                 frame_id: "map",
@@ -239,7 +239,7 @@ fn main() {
             drop(buffer);
         }
         "raw-hello" => {
-            use tf_shm::arena::layout::{layout_hash, FORMAT_VERSION};
+            use tf_shm::arena::{layout_hash, FORMAT_VERSION};
             use tf_shm::rendezvous::wire::{Request, Response, RESPONSE_LEN};
             let sock = std::path::Path::new(&dir).join("0/default.sock");
             let fd = rustix::net::socket(

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rustix::net::{AddressFamily, RecvFlags, SocketAddrUnix, SocketFlags, SocketType};
 use tf_shm::rendezvous::wire::{Response, RESPONSE_LEN};
-use tf_shm::rendezvous::{Mode, Open, Owner};
+use tf_shm::rendezvous::{Join, Owner, Serve};
 use tf_shm::validate::TransformInput;
 use tf_shm::ArenaConfig;
 
@@ -39,8 +39,12 @@ impl TestDir {
         self.0.join("0/default.sock")
     }
 
-    pub fn open(&self) -> Open {
-        Open::new().runtime_dir(&self.0)
+    pub fn open(&self) -> Join {
+        Join::new().runtime_dir(&self.0)
+    }
+
+    pub fn serve(&self) -> Serve {
+        serve().runtime_dir(&self.0)
     }
 }
 
@@ -58,14 +62,17 @@ pub fn small_config() -> ArenaConfig {
     }
 }
 
+/// Serving the small arena.
+pub fn serve() -> Serve {
+    Serve::new(small_config())
+}
+
 /// An owner in this process whose arena says map→base has x = `value`.
-pub fn owner_in_process(dir: &TestDir, value: f64, open: Open) -> Owner {
-    let mut owner = open
+pub fn owner_in_process(dir: &TestDir, value: f64, serve: Serve) -> Owner {
+    let mut owner = serve
         .runtime_dir(dir.path())
-        .mode(Mode::ReadWrite)
-        .create(small_config())
         .require_create(true)
-        .open_owner()
+        .serve()
         .expect("owner");
     let input = TransformInput {
         frame_id: "map",

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use tf_shm::rendezvous::{Mode, Open, Owner};
+use tf_shm::rendezvous::{Owner, Serve};
 use tf_shm::validate::TransformInput;
 use tf_shm::{ArenaConfig, TransformError};
 
@@ -42,14 +42,12 @@ pub unsafe extern "C" fn tf_shm_testkit_serve(
         }
         // SAFETY: by the caller's contract.
         let (dir, name) = unsafe { (s(runtime_dir), s(name)) };
-        match Open::new()
+        match Serve::new(config)
             .runtime_dir(dir)
             .name(name)
             .domain(0)
-            .mode(Mode::ReadWrite)
-            .create(config)
             .participant_name("testkit")
-            .open_owner()
+            .serve()
         {
             Ok(o) => Box::into_raw(Box::new(TestOwner(o))),
             Err(e) => {
@@ -147,6 +145,7 @@ pub unsafe extern "C" fn tf_shm_testkit_reference(
     let fixed = if fixed.is_null() {
         ""
     } else {
+        // SAFETY: not NULL, and NUL-terminated by the caller's contract.
         unsafe { s(fixed) }
     };
     let r: Result<(i64, [f64; 7]), TransformError> = match kind {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use tf_shm::rendezvous::{Mode, Open, Owner};
+use tf_shm::rendezvous::{Owner, Serve};
 use tf_shm::validate::TransformInput;
 use tf_shm::ArenaConfig;
 
@@ -48,13 +48,11 @@ impl TestDir {
 
     /// An owner (the bridge's side) of this dir's default arena.
     pub fn owner(&self, config: ArenaConfig) -> Owner {
-        Open::new()
+        Serve::new(config)
             .runtime_dir(&self.0)
-            .mode(Mode::ReadWrite)
-            .create(config)
             .require_create(true)
             .participant_name("test_bridge")
-            .open_owner()
+            .serve()
             .expect("create the test arena")
     }
 }

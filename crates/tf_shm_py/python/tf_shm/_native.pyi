@@ -41,7 +41,9 @@ class NativeBuffer:
     @property
     def cache_time_ns(self) -> int: ...
     @property
-    def generation(self) -> int: ...
+    def arena_swaps(self) -> int: ...
+    @property
+    def generation(self) -> int: ...  # deprecated alias of arena_swaps
     def lookup_transform(
         self,
         target_frame: str,

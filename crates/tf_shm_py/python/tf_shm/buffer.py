@@ -326,5 +326,10 @@ class Buffer:
         """tf2's cache time of the arena (how much history the bridge keeps), ns."""
         return self._native.cache_time_ns
 
+    @property
+    def arena_swaps(self) -> int:
+        """How many times the buffer followed a restarted bridge to its new arena (0 until then)."""
+        return self._native.arena_swaps
+
 
 __all__ = ["Buffer", "TransformException"]
