@@ -1,12 +1,12 @@
 //! The names API's memory: a per-thread cache of [`FramePair`]s keyed by their frame names, so
-//! `lookup_transform("map", "base_link", t)` takes the same compiled path as a pair the caller
-//! keeps itself, after one hash of the two names.
+//! `lookup_transform("map", "base_link", t)` walks on resolved ids as a pair the caller keeps
+//! itself does, after one hash of the two names.
 //!
 //! A cached pair is only a cache: it holds the ids its names resolved to in one arena instance
-//! and the path tf2's walk took between them; every lookup through it checks each link's
-//! parent at the query time and falls back to the walk on any difference (see
-//! [`ArenaView::lookup_pair`]). So evicting, sharing between views, or a stale entry never
-//! changes an answer, only its cost.
+//! and where tf2's walk last found the two passes to meet (see
+//! [`crate::ArenaView::lookup_pair`]); the walk reads every link at the query time whatever
+//! the cache says. So evicting, sharing between views, or a stale entry never changes an
+//! answer, only its cost.
 //!
 //! Two-way set associative, 128 sets, entries boxed: a thread that uses the names API pays
 //! one 2 KiB table on its first call and one entry per name pair it looks up; the first lookup

@@ -63,8 +63,8 @@ pub trait FrameStore {
         DEFAULT_CACHE_TIME_NS
     }
     /// tf2's `lookupTransform(target, source, time)` by names: [`crate::walk::lookup_transform`]
-    /// unless the store keeps something faster that gives the same answers (an arena view's
-    /// per-thread compiled paths).
+    /// unless the store keeps the names' resolution somewhere faster to find (an arena view's
+    /// per-thread cache of resolved pairs); the walk is the same.
     ///
     /// # Errors
     /// As [`crate::walk::lookup_transform`].
@@ -75,6 +75,14 @@ pub trait FrameStore {
         time: i64,
     ) -> Result<TransformStamped<'a>, TransformError> {
         crate::walk::lookup_transform(self, target, source, time)
+    }
+    /// tf2's `getData` for `id` at `time` ≠ 0 as the walk composes lookups: [`FrameStore::link_at`]
+    /// with interpolation, unless the store has a faster read whose interpolation equals tf2's
+    /// up to rounding (an arena view: a series slerp between close rotations, in one attempt
+    /// when no writer is in the way). Only the returned sample's parent and transform are
+    /// used. The walk takes tf2's slerp itself wherever rounding could change an answer's sign.
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        self.link_at(id, time, true)
     }
 }
 
