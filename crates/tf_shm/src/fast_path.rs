@@ -26,6 +26,10 @@ pub struct Declines {
     /// A walk whose guess of where its two passes meet (what a [`crate::FramePair`], also the
     /// names API's cached one, recorded from its last walk) was wrong, so it walked again.
     pub ancestor_guess: u64,
+    /// At time 0, a link the walk read again because the latest common time did not keep its
+    /// newest sample (every link the walk reads at time 0 is one the latest common time read,
+    /// up to 16 links; a store without the transform at hand keeps none).
+    pub kept_newest: u64,
 }
 
 thread_local! {
@@ -35,6 +39,7 @@ thread_local! {
         newest: 0,
         sign_decision: 0,
         ancestor_guess: 0,
+        kept_newest: 0,
     }) };
 }
 

@@ -15,7 +15,7 @@ use crate::pair_cache;
 use crate::queries::BufferCore;
 use crate::ring::{self, read_slot};
 use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
-use crate::store::{CacheError, FrameStore, History, HistorySpan, LinkAt};
+use crate::store::{CacheError, FrameStore, History, HistorySpan, LatestLink, LinkAt};
 use crate::sync::Ordering;
 use crate::walk;
 
@@ -38,6 +38,7 @@ pub(crate) struct Newest {
     /// own stamp, 0 for a static (whose stamp means nothing to a lookup: tf2's `StaticCache`
     /// answers any time).
     pub sample: Sample,
+    pub is_static: bool,
 }
 
 /// [`ring::read_newest`] after [`ring::read_bracket`] found no bracket at `time`: counts the
@@ -141,6 +142,7 @@ impl ArenaView {
         self.geo.cache_time_ns
     }
 
+    #[inline(always)]
     pub(crate) fn header(&self) -> &Header {
         self.region.header().expect("validated at attach")
     }
@@ -178,6 +180,7 @@ impl ArenaView {
         Ok(s)
     }
 
+    #[inline(always)]
     pub(crate) fn ring(
         &self,
         rec: &FrameRecord,
@@ -217,6 +220,7 @@ impl ArenaView {
     }
 
     /// The arena's clear generation (bumped by every `clear()`).
+    #[inline(always)]
     pub(crate) fn clear_generation(&self) -> u64 {
         self.header().clear_generation.load(Ordering::Acquire)
     }
@@ -283,9 +287,9 @@ impl ArenaView {
 
     /// `id`'s link at `time` as [`ArenaView::link_sample`] reads it with
     /// [`LinkRead::SeriesSlerp`], in the hot case of a lookup: a static link, or a dynamic one
-    /// whose history brackets `time` strictly inside it with one parent, read in one attempt
-    /// ([`ring::interpolate_at`]). Only the parent and transform are meaningful (the stamp is
-    /// `time`). `None` otherwise (the caller then takes `link_sample`, which answers every
+    /// whose history brackets `time` strictly inside it with one parent ([`ring::interpolate_at`])
+    /// or whose newest stamp is `time` ([`ring::read_newest`]), read in one attempt. Only the
+    /// parent and transform are meaningful. `None` otherwise (the caller then takes `link_sample`, which answers every
     /// case), including a parent id out of range (which the general read reports).
     #[inline(always)]
     fn link_close_fast(&self, id: FrameId, time: i64) -> Option<LinkAt> {
@@ -293,12 +297,17 @@ impl ArenaView {
         let s = match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => ring::try_read_slot(&rec.static_slot)?,
             KIND_DYNAMIC => {
-                let (parent, transform) =
-                    ring::interpolate_at(self.ring(rec).ok()??, self.clear_generation(), time)?;
-                Sample {
-                    stamp: time,
-                    parent: FrameId::try_from(parent).ok()?,
-                    transform,
+                let r = self.ring(rec).ok()??;
+                let generation = self.clear_generation();
+                match ring::interpolate_at(r, generation, time) {
+                    Some((parent, transform)) => Sample {
+                        stamp: time,
+                        parent: FrameId::try_from(parent).ok()?,
+                        transform,
+                    },
+                    // At the newest stamp (time 0 resolves to it): tf2 answers with the
+                    // newest sample.
+                    None => ring::read_newest(r, generation).filter(|s| s.stamp == time)?,
                 }
             }
             // A frame without cache (a root), if it is in the table.
@@ -348,6 +357,7 @@ impl ArenaView {
                     stamp: 0,
                     ..ring::try_read_slot(slot)?
                 },
+                is_static: true,
             },
             FrameLink::Dynamic(r) => {
                 let s = match ring::read_newest(r, generation) {
@@ -357,7 +367,10 @@ impl ArenaView {
                         (!h.is_empty()).then(|| h.sample(h.len() - 1))
                     })??,
                 };
-                Newest { sample: s }
+                Newest {
+                    sample: s,
+                    is_static: false,
+                }
             }
         };
         (n.sample.parent != NO_FRAME).then_some(n)
@@ -574,6 +587,7 @@ impl FrameStore for ArenaView {
         names::read(words, len).map(Some).ok_or(CORRUPT_NAME)
     }
 
+    #[inline(always)]
     fn frame_count(&self) -> FrameId {
         self.header()
             .frame_count
@@ -599,6 +613,27 @@ impl FrameStore for ArenaView {
             declined(|d| &mut d.fused_link);
         }
         self.link_read(id, time, LinkRead::SeriesSlerp)
+    }
+
+    #[inline(always)]
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        if let Some(n) = self.newest(id, self.clear_generation()) {
+            let s = self.check_parent(n.sample)?;
+            return Ok(Some(LatestLink {
+                stamp: s.stamp,
+                parent: s.parent,
+                transform: Some(s.transform),
+                is_static: n.is_static,
+            }));
+        }
+        Ok(self
+            .latest_time_and_parent(id)?
+            .map(|(stamp, parent)| LatestLink {
+                stamp,
+                parent,
+                transform: None,
+                is_static: false,
+            }))
     }
 
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {

@@ -20,8 +20,8 @@ use crate::fast_path::declined;
 use crate::math::{
     accumulate, canonicalize_clear, canonicalize_unit, inverse, inverse_times, MatTransform,
 };
-use crate::sample::{FrameId, Transform, TransformStamped, NO_FRAME};
-use crate::store::{CacheError, FrameStore, LinkAt};
+use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
+use crate::store::{CacheError, FrameStore, LatestLink, LinkAt};
 use crate::time::{display_time, to_sec};
 
 /// tf2's `MAX_GRAPH_DEPTH`: a pass of more than this many links is a loop.
@@ -93,14 +93,24 @@ enum Accum {
     Close,
 }
 
-/// The link of `frame` at `time` as `accum` reads it.
+/// The link of `frame` at `time` as `accum` reads it (a newest sample `kept` at time 0 where
+/// it is the link at `time`).
 #[inline(always)]
 fn gather<S: FrameStore + ?Sized>(
     s: &S,
     frame: FrameId,
     time: i64,
     accum: Accum,
+    kept: Option<&Kept>,
 ) -> Result<LinkAt, ArenaError> {
+    if let Some(k) = kept {
+        match k.at(frame, time) {
+            Ok(link) => return Ok(link),
+            Err(Unkept::Frame) if !k.full() => declined(|d| &mut d.kept_newest),
+            Err(Unkept::Transform) => declined(|d| &mut d.kept_newest),
+            Err(_) => {}
+        }
+    }
     let link = match accum {
         Accum::Close => s.link_at_close(frame, time)?,
         Accum::Exact => s.link_at(frame, time, true)?,
@@ -170,10 +180,14 @@ fn walk<S: FrameStore + ?Sized>(
             redo: None,
         });
     }
-    let time = if time == 0 {
-        latest_common_time(s, target, source)?
+    // Time 0: the latest common time, keeping the newest samples it read.
+    let mut kept_store: Kept;
+    let (time, kept) = if time == 0 {
+        kept_store = Kept::new();
+        let time = latest_common_time(s, target, source, Some(&mut kept_store))?;
+        (time, Some(&kept_store))
     } else {
-        time
+        (time, None)
     };
 
     // Source pass.
@@ -199,7 +213,7 @@ fn walk<S: FrameStore + ?Sized>(
             mode = Accum::Exact;
             exact_at = exact_at.min(depth as usize);
         }
-        match gather(s, frame, time, mode)? {
+        match gather(s, frame, time, mode, kept)? {
             LinkAt::NoCache => {
                 top = frame;
                 break;
@@ -248,7 +262,7 @@ fn walk<S: FrameStore + ?Sized>(
                 met = i;
             }
         }
-        match gather(s, frame, time, mode)? {
+        match gather(s, frame, time, mode, kept)? {
             LinkAt::NoCache => break,
             // A failure here wins even if the link lies above the common ancestor (#832).
             LinkAt::Failed(e) => return Err(Fail::Cache(e)),
@@ -318,11 +332,83 @@ impl ChainList {
     }
 }
 
-/// tf2's `getLatestCommonTime` on ids (docs/tf2-semantics.md §5).
+/// Links whose newest samples the latest common time read are kept for the walk at that time
+/// (the first this many; further ones are read again).
+const KEPT: usize = 16;
+
+/// Why [`Kept::at`] does not answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unkept {
+    /// The frame was not read by the latest common time (or not kept: more than [`KEPT`]).
+    Frame,
+    /// The store gave no transform with the newest sample.
+    Transform,
+    /// The newest sample is newer than the time (a link faster than the others).
+    Newer,
+}
+
+/// The newest samples [`latest_common_time`] read ([`FrameStore::latest_link`]), for the walk
+/// at the latest common time to reuse where a newest sample is the link at that time.
+struct Kept {
+    len: usize,
+    frames: [FrameId; KEPT],
+    /// `None` for a frame without cache.
+    links: [Option<LatestLink>; KEPT],
+}
+
+impl Kept {
+    fn new() -> Kept {
+        Kept {
+            len: 0,
+            frames: [NO_FRAME; KEPT],
+            links: [None; KEPT],
+        }
+    }
+
+    #[inline(always)]
+    fn keep(&mut self, frame: FrameId, link: Option<LatestLink>) {
+        if self.len < KEPT {
+            self.frames[self.len] = frame;
+            self.links[self.len] = link;
+            self.len += 1;
+        }
+    }
+
+    /// `frame`'s link at `time` where what was kept of it is that link (a frame without
+    /// cache; a newest sample that is the link at `time`); otherwise why not.
+    #[inline(always)]
+    fn at(&self, frame: FrameId, time: i64) -> Result<LinkAt, Unkept> {
+        let i = self.frames[..self.len]
+            .iter()
+            .position(|&f| f == frame)
+            .ok_or(Unkept::Frame)?;
+        let Some(link) = &self.links[i] else {
+            return Ok(LinkAt::NoCache);
+        };
+        if link.transform.is_none() {
+            return Err(Unkept::Transform);
+        }
+        Ok(LinkAt::Sample(Sample {
+            stamp: time,
+            parent: link.parent,
+            transform: link.at(time).ok_or(Unkept::Newer)?,
+        }))
+    }
+
+    /// Whether every link up to the last kept frame was kept.
+    fn full(&self) -> bool {
+        self.len == KEPT
+    }
+}
+
+/// tf2's `getLatestCommonTime` on ids (docs/tf2-semantics.md §5). With `kept`, the newest
+/// samples read on the way are kept in it.
+#[inline(always)]
 fn latest_common_time<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
+    mut kept: Option<&mut Kept>,
 ) -> Result<i64, Fail> {
     if source == NO_FRAME || target == NO_FRAME {
         return Err(Fail::NoFrame);
@@ -341,7 +427,11 @@ fn latest_common_time<S: FrameStore + ?Sized>(
     let mut depth = 0u32;
     let mut common = i64::MAX;
     while frame != NO_FRAME {
-        let Some((stamp, parent)) = s.latest_time_and_parent(frame)? else {
+        let link = s.latest_link(frame)?;
+        if let Some(k) = kept.as_deref_mut() {
+            k.keep(frame, link);
+        }
+        let Some(LatestLink { stamp, parent, .. }) = link else {
             break;
         };
         if parent == NO_FRAME {
@@ -353,6 +443,11 @@ fn latest_common_time<S: FrameStore + ?Sized>(
         list.push((stamp, parent));
         frame = parent;
         if frame == target {
+            // The walk at this time reads the target's link too (its source pass stops there
+            // after reading it).
+            if let Some(k) = kept.as_deref_mut() {
+                k.keep(frame, s.latest_link(frame)?);
+            }
             return Ok(finish(common));
         }
         depth += 1;
@@ -366,7 +461,14 @@ fn latest_common_time<S: FrameStore + ?Sized>(
     let mut depth = 0u32;
     let mut common = i64::MAX;
     let mut common_parent = NO_FRAME;
-    while let Some((stamp, parent)) = s.latest_time_and_parent(frame)? {
+    loop {
+        let link = s.latest_link(frame)?;
+        if let Some(k) = kept.as_deref_mut() {
+            k.keep(frame, link);
+        }
+        let Some(LatestLink { stamp, parent, .. }) = link else {
+            break;
+        };
         if parent == NO_FRAME {
             break;
         }
@@ -767,7 +869,8 @@ pub fn get_latest_common_time<S: FrameStore + ?Sized>(
         check_frame(s, target)?.map_err(|p| TransformError::frame_argument(ARG, target, p))?;
     let source_id =
         check_frame(s, source)?.map_err(|p| TransformError::frame_argument(ARG, source, p))?;
-    latest_common_time(s, target_id, source_id).map_err(|f| to_error(s, f, target_id, source_id))
+    latest_common_time(s, target_id, source_id, None)
+        .map_err(|f| to_error(s, f, target_id, source_id))
 }
 
 /// tf2's `_frameExists`: whether `name` has an id. Like tf2, `"NO_PARENT"` (the name of id 0)
