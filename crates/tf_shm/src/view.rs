@@ -617,6 +617,10 @@ impl FrameStore for ArenaView {
 
     #[inline(always)]
     fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        // A frame without cache (a root): no link.
+        if self.record(id)?.kind.load(Ordering::Acquire) == KIND_NONE {
+            return Ok(None);
+        }
         if let Some(n) = self.newest(id, self.clear_generation()) {
             let s = self.check_parent(n.sample)?;
             return Ok(Some(LatestLink {

@@ -403,7 +403,6 @@ impl Kept {
 
 /// tf2's `getLatestCommonTime` on ids (docs/tf2-semantics.md §5). With `kept`, the newest
 /// samples read on the way are kept in it.
-#[inline(always)]
 fn latest_common_time<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
