@@ -12,7 +12,7 @@
 //! * not reaching the top: the remembered source failure if any, else a connectivity error;
 //! * more than 1000 links in a pass: "The tf tree is invalid because it contains a loop."
 //!
-//! Queries allocate nothing unless they fail (or a chain is deeper than 64 links while
+//! Queries allocate nothing unless they fail (or a chain is deeper than 32 links while
 //! resolving time 0). Every text a failure carries is tf2's (see [`crate::error`]).
 
 use crate::error::{ArenaError, FrameArgProblem, TransformError};
@@ -302,9 +302,9 @@ fn walk<S: FrameStore + ?Sized>(
 }
 
 /// The source chain's `(newest stamp, newest parent)` list of tf2's `getLatestCommonTime`:
-/// 64 entries on the stack, spilling to the heap only for deeper chains (or loops).
+/// 32 entries on the stack, spilling to the heap only for deeper chains (or loops).
 struct ChainList {
-    inline: [(i64, FrameId); 64],
+    inline: [(i64, FrameId); 32],
     len: usize,
     spill: Vec<(i64, FrameId)>,
 }
@@ -312,7 +312,7 @@ struct ChainList {
 impl ChainList {
     fn new() -> Self {
         ChainList {
-            inline: [(0, NO_FRAME); 64],
+            inline: [(0, NO_FRAME); 32],
             len: 0,
             spill: Vec::new(),
         }
