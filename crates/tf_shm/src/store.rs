@@ -91,12 +91,7 @@ pub trait FrameStore {
     fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
         Ok(self
             .latest_time_and_parent(id)?
-            .map(|(stamp, parent)| LatestLink {
-                stamp,
-                parent,
-                transform: None,
-                is_static: false,
-            }))
+            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
     }
 }
 
@@ -116,6 +111,16 @@ pub struct LatestLink {
 }
 
 impl LatestLink {
+    /// `getLatestTimeAndParent`'s answer alone (not known to be static).
+    pub fn without_transform(stamp: i64, parent: FrameId) -> LatestLink {
+        LatestLink {
+            stamp,
+            parent,
+            transform: None,
+            is_static: false,
+        }
+    }
+
     /// The link's transform at `time` when this newest sample is it (tf2's `getData` at the
     /// newest stamp returns the newest sample; a static answers any time).
     #[inline]

@@ -632,12 +632,7 @@ impl FrameStore for ArenaView {
         }
         Ok(self
             .latest_time_and_parent(id)?
-            .map(|(stamp, parent)| LatestLink {
-                stamp,
-                parent,
-                transform: None,
-                is_static: false,
-            }))
+            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
     }
 
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
