@@ -12,6 +12,14 @@
 //! * not reaching the top: the remembered source failure if any, else a connectivity error;
 //! * more than 1000 links in a pass: "The tf tree is invalid because it contains a loop."
 //!
+//! This is the only walk: lookups by name and by [`crate::FramePair`], time 0, the two-time
+//! form, `canTransform` and the latest common time all run it, with tf2's accumulator policies
+//! (parents only; compose). Composing lookups read links below the two passes' common ancestor
+//! with the store's close read ([`FrameStore::link_at_close`]), and the rest, and any result
+//! the close reads cannot decide, with tf2's slerp literally (see the private `walk` and `lookup_ids`). What
+//! a pair caches is what the walk recorded (the ids, where the passes met); at time 0 the walk
+//! reuses the newest samples the latest common time read ([`FrameStore::latest_link`]).
+//!
 //! Queries allocate nothing unless they fail (or a chain is deeper than 32 links while
 //! resolving time 0). Every text a failure carries is tf2's (see [`crate::error`]).
 
