@@ -38,7 +38,6 @@ pub(crate) struct Newest {
     /// own stamp, 0 for a static (whose stamp means nothing to a lookup: tf2's `StaticCache`
     /// answers any time).
     pub sample: Sample,
-    pub is_static: bool,
 }
 
 /// [`ring::read_newest`] after [`ring::read_bracket`] found no bracket at `time`: counts the
@@ -357,7 +356,6 @@ impl ArenaView {
                     stamp: 0,
                     ..ring::try_read_slot(slot)?
                 },
-                is_static: true,
             },
             FrameLink::Dynamic(r) => {
                 let s = match ring::read_newest(r, generation) {
@@ -367,10 +365,7 @@ impl ArenaView {
                         (!h.is_empty()).then(|| h.sample(h.len() - 1))
                     })??,
                 };
-                Newest {
-                    sample: s,
-                    is_static: false,
-                }
+                Newest { sample: s }
             }
         };
         (n.sample.parent != NO_FRAME).then_some(n)
@@ -617,17 +612,27 @@ impl FrameStore for ArenaView {
 
     #[inline(always)]
     fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
-        // A frame without cache (a root): no link.
-        if self.record(id)?.kind.load(Ordering::Acquire) == KIND_NONE {
-            return Ok(None);
-        }
-        if let Some(n) = self.newest(id, self.clear_generation()) {
-            let s = self.check_parent(n.sample)?;
+        // One record read, one attempt at the newest sample; anything else (an empty or
+        // contended ring, a damaged record) is `latest_time_and_parent`'s.
+        let rec = self.record(id)?;
+        let newest = match rec.kind.load(Ordering::Acquire) {
+            // A frame without cache (a root): no link.
+            KIND_NONE => return Ok(None),
+            KIND_STATIC => ring::try_read_slot(&rec.static_slot).map(|s| (s, true)),
+            KIND_DYNAMIC => match self.ring(rec)? {
+                Some(r) => ring::read_newest(r, self.clear_generation()).map(|s| (s, false)),
+                None => None,
+            },
+            _ => None,
+        };
+        if let Some((s, is_static)) = newest.filter(|(s, _)| s.parent != NO_FRAME) {
+            let s = self.check_parent(s)?;
             return Ok(Some(LatestLink {
-                stamp: s.stamp,
+                // tf2's latest time of a static link is 0.
+                stamp: if is_static { 0 } else { s.stamp },
                 parent: s.parent,
                 transform: Some(s.transform),
-                is_static: n.is_static,
+                is_static,
             }));
         }
         Ok(self
