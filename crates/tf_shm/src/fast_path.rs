@@ -9,11 +9,9 @@ use std::cell::Cell;
 /// How many times each fast path declined on this thread since the last [`reset_declines`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Declines {
-    /// A resolved [`crate::FramePair`] (also the names API's cached pair) whose compiled path
-    /// did not answer, so tf2's walk ran and the path was compiled again.
-    pub compiled_path: u64,
-    /// A compiled link's one-pass bracket read and interpolation (`ring::interpolate_at`, or a
-    /// static slot) that declined, so the link was read again through the general reader.
+    /// The walk's one-attempt link read at a time ≠ 0 (`ring::interpolate_at`, or a static
+    /// slot) that declined, so the link was read through the general reader (by design at a
+    /// link's newest or oldest stamp, outside its history, across a parent change).
     pub fused_link: u64,
     /// The general reader's bracket search (`ring::read_bracket`) that found no bracket
     /// (time 0, a newest stamp, outside the history, or a racing writer).
@@ -21,18 +19,27 @@ pub struct Declines {
     /// The newest-sample read (`ring::read_newest`) that declined (an empty ring or a racing
     /// writer), so the history was read as a snapshot.
     pub newest: u64,
-    /// A result within rounding of one of the ROS 2 round trip's sign decisions, asked again
-    /// with tf2's slerp on every link.
+    /// A lookup whose result the close reads could not decide (within rounding of one of the
+    /// ROS 2 round trip's sign decisions, or non-finite), walked again with tf2's slerp on
+    /// every link.
     pub sign_decision: u64,
+    /// A walk whose guess of where its two passes meet (what a [`crate::FramePair`], also the
+    /// names API's cached one, recorded from its last walk) was wrong, so it walked again.
+    pub ancestor_guess: u64,
+    /// At time 0, a link the walk read again because the latest common time did not keep its
+    /// newest sample (every link the walk reads at time 0 is one the latest common time read,
+    /// up to 16 links; a store without the transform at hand keeps none).
+    pub kept_newest: u64,
 }
 
 thread_local! {
     static DECLINES: Cell<Declines> = const { Cell::new(Declines {
-        compiled_path: 0,
         fused_link: 0,
         bracket: 0,
         newest: 0,
         sign_decision: 0,
+        ancestor_guess: 0,
+        kept_newest: 0,
     }) };
 }
 

@@ -34,7 +34,6 @@ pub mod history;
 pub mod inspect;
 pub mod math;
 pub(crate) mod pair_cache;
-pub(crate) mod path;
 pub mod queries;
 pub mod rendezvous;
 pub(crate) mod ring;

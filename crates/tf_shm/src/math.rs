@@ -496,19 +496,6 @@ pub fn inverse_times(g: &Transform, s: &Transform) -> Transform {
     inverse_times_inline(g, s)
 }
 
-/// `inverse_times(&Transform::IDENTITY, s)` with the identity's inverse worked out, for a
-/// finite `s`: tf2's `FullPath` finalize when the target is the root. The rotation of `s` by
-/// the identity's conjugate `(-0, -0, -0, 1)` and the addition of its (+0) translation keep
-/// every nonzero finite component and make every zero +0, which is `c + 0.0`; the rotation
-/// product is kept literally (its zeros' signs depend on the other components).
-#[inline(always)]
-pub(crate) fn identity_inverse_times(s: &Transform) -> Transform {
-    Transform {
-        translation: s.translation.map(|c| c + 0.0),
-        rotation: quat_mul(&[-0.0, -0.0, -0.0, 1.0], &s.rotation),
-    }
-}
-
 /// [`inverse_times`], always inlined (with a constant `g`, its inverse folds away).
 #[inline(always)]
 pub(crate) fn inverse_times_inline(g: &Transform, s: &Transform) -> Transform {
@@ -581,44 +568,6 @@ pub fn c_fixed6(v: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn identity_inverse_times_is_inverse_times_of_the_identity_bit_for_bit() {
-        use super::*;
-        let values = [
-            0.0,
-            -0.0,
-            1.0,
-            -1.0,
-            0.5,
-            -2.5e-300,
-            3e300,
-            std::f64::consts::FRAC_1_SQRT_2,
-        ];
-        let mut n = 0u64;
-        let mut pick = || {
-            n = n.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            values[(n >> 33) as usize % values.len()]
-        };
-        for _ in 0..200_000 {
-            let s = Transform {
-                translation: [pick(), pick(), pick()],
-                rotation: [pick(), pick(), pick(), pick()],
-            };
-            let bits = |t: &Transform| {
-                [t.translation.as_slice(), t.rotation.as_slice()]
-                    .concat()
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(
-                bits(&identity_inverse_times(&s)),
-                bits(&inverse_times(&Transform::IDENTITY, &s)),
-                "{s:?}"
-            );
-        }
-    }
-
     use super::*;
 
     #[test]

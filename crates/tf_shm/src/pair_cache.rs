@@ -1,16 +1,17 @@
 //! The names API's memory: a per-thread cache of [`FramePair`]s keyed by their frame names, so
-//! `lookup_transform("map", "base_link", t)` takes the same compiled path as a pair the caller
-//! keeps itself, after one hash of the two names.
+//! `lookup_transform("map", "base_link", t)` walks on resolved ids as a pair the caller keeps
+//! itself does, after one hash of the two names.
 //!
 //! A cached pair is only a cache: it holds the ids its names resolved to in one arena instance
-//! and the path tf2's walk took between them; every lookup through it checks each link's
-//! parent at the query time and falls back to the walk on any difference (see
-//! [`ArenaView::lookup_pair`]). So evicting, sharing between views, or a stale entry never
-//! changes an answer, only its cost.
+//! and where tf2's walk last found the two passes to meet (see
+//! [`crate::ArenaView::lookup_pair`]); the walk reads every link at the query time whatever
+//! the cache says. So evicting, sharing between views, or a stale entry never changes an
+//! answer, only its cost.
 //!
-//! Two-way set associative, 128 sets, entries boxed: a thread that uses the names API pays
-//! one 2 KiB table on its first call and one entry per name pair it looks up; the first lookup
-//! of a name pair on a thread allocates its entry, later ones allocate nothing.
+//! Two-way set associative, 128 sets, entries in the table with their hash (one load and a
+//! compare before the names are): a thread that uses the names API pays one table of
+//! `256 × size_of::<(u64, FramePair)>()` (about 20 KiB) on its first call, and the first lookup
+//! of a name pair on a thread allocates its names; later ones allocate nothing.
 
 use std::cell::RefCell;
 
@@ -20,7 +21,7 @@ const SETS: usize = 128;
 const WAYS: usize = 2;
 
 thread_local! {
-    static CACHE: RefCell<Vec<Option<Box<FramePair>>>> = const { RefCell::new(Vec::new()) };
+    static CACHE: RefCell<Vec<Option<(u64, FramePair)>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A hash of the two names for choosing a set: each name's length and its first and last (up
@@ -66,21 +67,22 @@ pub(crate) fn with_pair<R>(
             if cache.is_empty() {
                 cache.resize_with(SETS * WAYS, || None);
             }
-            let set = (hash(target, source) >> 32) as usize % SETS * WAYS;
-            let ways = &mut cache[set..set + WAYS];
+            let h = hash(target, source);
+            let set = (h >> 32) as usize % SETS * WAYS;
+            let ways = cache.get_mut(set..set + WAYS)?;
             let hit = ways.iter().position(|e| {
                 e.as_ref()
-                    .is_some_and(|p| p.target() == target && p.source() == source)
+                    .is_some_and(|(eh, p)| *eh == h && p.target() == target && p.source() == source)
             });
             match hit {
                 Some(0) => {}
                 Some(i) => ways.swap(0, i),
                 None => {
                     ways.rotate_right(1);
-                    ways[0] = Some(Box::new(FramePair::new(target, source)));
+                    ways[0] = Some((h, FramePair::new(target, source)));
                 }
             }
-            ways[0].as_deref_mut().map(f)
+            ways[0].as_mut().map(|(_, p)| f(p))
         })
         .ok()
         .flatten()

@@ -525,10 +525,10 @@ pub(crate) fn read_bracket(
     validate_bracket(ring.header, &q, generation).then_some((older, newer))
 }
 
-/// The transform of a link at `time` as tf2's `getData` answers it (interpolated with the
-/// series slerp, see [`crate::history::interpolate_close`]), when `time` lies strictly inside
-/// `ring`'s history (clear generation `generation`) and both samples around it hang from
-/// `parent`: the hot case of a compiled lookup, in one attempt. `None` otherwise, or when the
+/// The parent and transform of a link at `time` as tf2's `getData` answers it (interpolated
+/// with the series slerp, see [`crate::history::interpolate_close`]), when `time` lies strictly
+/// inside `ring`'s history (clear generation `generation`) and both samples around it hang from
+/// the same parent: the hot case of a lookup, in one attempt. `None` otherwise, or when the
 /// read raced the writer: the caller then takes the general read.
 ///
 /// [`read_bracket`] with the interpolation inside the read: the slots' words go straight into
@@ -540,8 +540,7 @@ pub(crate) fn interpolate_at(
     ring: RingRef<'_>,
     generation: u64,
     time: i64,
-    parent: u32,
-) -> Option<Transform> {
+) -> Option<(u64, Transform)> {
     let (q, guess) = guess_bracket(ring, generation, time)?;
     let mask = q.cap - 1;
     let slot = |idx: u64| &ring.slots[(idx & mask) as usize];
@@ -563,8 +562,8 @@ pub(crate) fn interpolate_at(
             return None;
         }
     }
-    let parents_ok = a.parent.load(Ordering::Relaxed) == u64::from(parent)
-        && b.parent.load(Ordering::Relaxed) == u64::from(parent);
+    let parent = a.parent.load(Ordering::Relaxed);
+    let parents_ok = b.parent.load(Ordering::Relaxed) == parent;
     let w = |s: &Slot, k: usize| f64::from_bits(s.words[k].load(Ordering::Relaxed));
     let transform = |s: &Slot| Transform {
         translation: [w(s, 0), w(s, 1), w(s, 2)],
@@ -577,7 +576,7 @@ pub(crate) fn interpolate_at(
         && b.seq.load(Ordering::Relaxed) == seq_b
         && (seq_a | seq_b) & 1 == 0
         && unchanged(ring.header, &q, generation))
-    .then_some(t)
+    .then_some((parent, t))
 }
 
 /// [`Snapshot::validate`] for a single-attempt read begun by `q` (nothing older than its

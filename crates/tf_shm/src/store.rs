@@ -6,7 +6,7 @@
 //! [`History`] and calls [`crate::history::get_data`].
 
 use crate::error::{ArenaError, TransformError};
-use crate::sample::{FrameId, Sample, TransformStamped};
+use crate::sample::{FrameId, Sample, Transform, TransformStamped};
 
 /// Why a frame's cache could not answer at a time (tf2's `getData` failure cases, docs/tf2-semantics.md §3).
 /// Times are ns.
@@ -63,8 +63,8 @@ pub trait FrameStore {
         DEFAULT_CACHE_TIME_NS
     }
     /// tf2's `lookupTransform(target, source, time)` by names: [`crate::walk::lookup_transform`]
-    /// unless the store keeps something faster that gives the same answers (an arena view's
-    /// per-thread compiled paths).
+    /// unless the store keeps the names' resolution somewhere faster to find (an arena view's
+    /// per-thread cache of resolved pairs); the walk is the same.
     ///
     /// # Errors
     /// As [`crate::walk::lookup_transform`].
@@ -75,6 +75,61 @@ pub trait FrameStore {
         time: i64,
     ) -> Result<TransformStamped<'a>, TransformError> {
         crate::walk::lookup_transform(self, target, source, time)
+    }
+    /// tf2's `getData` for `id` at `time` ≠ 0 as the walk composes lookups: [`FrameStore::link_at`]
+    /// with interpolation, unless the store has a faster read whose interpolation equals tf2's
+    /// up to rounding (an arena view: a series slerp between close rotations, in one attempt
+    /// when no writer is in the way). Only the returned sample's parent and transform are
+    /// used. The walk takes tf2's slerp itself wherever rounding could change an answer's sign.
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        self.link_at(id, time, true)
+    }
+    /// [`FrameStore::latest_time_and_parent`] with the newest sample's transform where the
+    /// store reads it anyway (an arena view), so that a lookup at time 0 reuses the links
+    /// whose newest sample is the answer at the latest common time instead of reading them
+    /// again. `None` as `latest_time_and_parent`. The default gives no transform.
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        Ok(self
+            .latest_time_and_parent(id)?
+            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
+    }
+}
+
+/// tf2's `getLatestTimeAndParent` for a frame with a cache, with the newest sample's transform
+/// when the store has it at hand ([`FrameStore::latest_link`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatestLink {
+    /// The newest stamp, ns; 0 for a static frame or an empty cache.
+    pub stamp: i64,
+    /// The newest sample's parent; [`crate::NO_FRAME`] for an empty cache.
+    pub parent: FrameId,
+    /// The newest sample's transform, which is the link at `stamp` (at any time for a
+    /// static); `None` when the store does not give it.
+    pub transform: Option<Transform>,
+    /// Whether the frame is static (its transform answers at any time).
+    pub is_static: bool,
+}
+
+impl LatestLink {
+    /// `getLatestTimeAndParent`'s answer alone (not known to be static).
+    pub fn without_transform(stamp: i64, parent: FrameId) -> LatestLink {
+        LatestLink {
+            stamp,
+            parent,
+            transform: None,
+            is_static: false,
+        }
+    }
+
+    /// The link's transform at `time` when this newest sample is it (tf2's `getData` at the
+    /// newest stamp returns the newest sample; a static answers any time).
+    #[inline]
+    pub fn at(&self, time: i64) -> Option<Transform> {
+        if self.is_static || self.stamp == time {
+            self.transform
+        } else {
+            None
+        }
     }
 }
 

@@ -11,14 +11,11 @@ use crate::arena::{names, ArenaIdentity, Geometry};
 use crate::error::{ArenaError, TransformError};
 use crate::fast_path::declined;
 use crate::history::{from_bracket, from_bracket_close, get_data};
-use crate::math::{canonicalize, canonicalize_clear};
 use crate::pair_cache;
-use crate::path;
-use crate::path::Path;
 use crate::queries::BufferCore;
 use crate::ring::{self, read_slot};
 use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
-use crate::store::{CacheError, FrameStore, History, HistorySpan, LinkAt};
+use crate::store::{CacheError, FrameStore, History, HistorySpan, LatestLink, LinkAt};
 use crate::sync::Ordering;
 use crate::walk;
 
@@ -30,7 +27,7 @@ pub(crate) enum LinkRead {
     /// tf2's `getData` with tf2's slerp, literally.
     Tf2Slerp,
     /// tf2's `getData` with [`crate::math::slerp`] (series between close rotations; equal to
-    /// tf2's up to rounding).
+    /// tf2's up to rounding): [`FrameStore::link_at_close`].
     SeriesSlerp,
 }
 
@@ -41,16 +38,6 @@ pub(crate) struct Newest {
     /// own stamp, 0 for a static (whose stamp means nothing to a lookup: tf2's `StaticCache`
     /// answers any time).
     pub sample: Sample,
-    pub is_static: bool,
-}
-
-impl Newest {
-    /// Whether this is the link's sample at `time` as [`ArenaView::link_sample`] would read it
-    /// (up to a static's stamp, which is the requested time there): a static answers any
-    /// time, time 0 is the newest sample, and so is the newest sample's own stamp.
-    pub(crate) fn answers(&self, time: i64) -> bool {
-        self.is_static || time == 0 || self.sample.stamp == time
-    }
 }
 
 /// [`ring::read_newest`] after [`ring::read_bracket`] found no bracket at `time`: counts the
@@ -78,14 +65,17 @@ enum FrameLink<'a> {
     Dynamic(crate::arena::region::RingRef<'a>),
 }
 
-/// A (target, source) pair for [`ArenaView::lookup_pair`]: names kept; ids and the compiled
-/// path between them (`crate::path`) cached per arena. Pairs compare by their names.
+/// A (target, source) pair for [`ArenaView::lookup_pair`]: the names, and the frame ids they
+/// resolved to in one arena instance (ids never change within an instance: frames are never
+/// unpublished). Pairs compare by their names.
 #[derive(Clone, Debug)]
 pub struct FramePair {
     target: Box<str>,
     source: Box<str>,
     resolved: Option<([u8; 16], FrameId, FrameId)>,
-    path: Path,
+    /// Where the last walk found target and source to meet (see
+    /// [`walk::lookup_transform_ids`]): a guess that saves a second walk on a fork.
+    ancestor: FrameId,
 }
 
 impl PartialEq for FramePair {
@@ -103,7 +93,7 @@ impl FramePair {
             target: target.into(),
             source: source.into(),
             resolved: None,
-            path: Path::default(),
+            ancestor: NO_FRAME,
         }
     }
 
@@ -151,6 +141,7 @@ impl ArenaView {
         self.geo.cache_time_ns
     }
 
+    #[inline(always)]
     pub(crate) fn header(&self) -> &Header {
         self.region.header().expect("validated at attach")
     }
@@ -188,6 +179,7 @@ impl ArenaView {
         Ok(s)
     }
 
+    #[inline(always)]
     pub(crate) fn ring(
         &self,
         rec: &FrameRecord,
@@ -227,6 +219,7 @@ impl ArenaView {
     }
 
     /// The arena's clear generation (bumped by every `clear()`).
+    #[inline(always)]
     pub(crate) fn clear_generation(&self) -> u64 {
         self.header().clear_generation.load(Ordering::Acquire)
     }
@@ -246,12 +239,6 @@ impl ArenaView {
             KIND_DYNAMIC => self.ring(rec).ok()?.map(FrameLink::Dynamic),
             _ => None,
         }
-    }
-
-    /// Whether `id` is a frame without cache (only ever seen as a parent).
-    pub(crate) fn has_no_cache(&self, id: FrameId) -> bool {
-        self.record(id)
-            .is_ok_and(|r| r.kind.load(Ordering::Acquire) == KIND_NONE)
     }
 
     /// tf2's `getData` (or `getParent`, see [`LinkRead`]) for `id` at `time` (0: newest) in
@@ -297,29 +284,66 @@ impl ArenaView {
         Some(if s.parent == NO_FRAME { Err(()) } else { Ok(s) })
     }
 
-    /// The transform of `id`'s link at `time` ≠ 0 as [`ArenaView::link_sample`] reads it with
-    /// [`LinkRead::SeriesSlerp`], in the hot case of a compiled path: a static link, or a
-    /// dynamic one whose history brackets `time` strictly inside it, read in one attempt
-    /// ([`ring::interpolate_at`]), with every sample read hanging from `parent`. `None`
-    /// otherwise (the caller then takes `link_sample`, which answers every case).
+    /// `id`'s link at `time` as [`ArenaView::link_sample`] reads it with
+    /// [`LinkRead::SeriesSlerp`], in the hot case of a lookup: a static link, or a dynamic one
+    /// whose history brackets `time` strictly inside it with one parent ([`ring::interpolate_at`])
+    /// or whose newest stamp is `time` ([`ring::read_newest`]), read in one attempt. Only the
+    /// parent and transform are meaningful. `None` otherwise (the caller then takes `link_sample`, which answers every
+    /// case), including a parent id out of range (which the general read reports).
     #[inline(always)]
-    pub(crate) fn link_transform(
-        &self,
-        id: FrameId,
-        parent: FrameId,
-        generation: u64,
-        time: i64,
-    ) -> Option<Transform> {
-        // No frame count check: a compiled path's frames were published when it was compiled,
-        // and frames are never unpublished (the record's bounds are still checked).
-        // A descriptor that is not a ring of the pool (a damaged arena) is refused by
-        // `link_of` and reported as corrupt by `link_sample`'s read.
-        match self.link_of(self.region.frame(self.geo.frames_off, id)?)? {
-            FrameLink::Static(slot) => {
-                let s = ring::try_read_slot(slot)?;
-                (s.parent == parent).then_some(s.transform)
+    fn link_close_fast(&self, id: FrameId, time: i64) -> Option<LinkAt> {
+        let rec = self.region.frame(self.geo.frames_off, id)?;
+        let s = match rec.kind.load(Ordering::Acquire) {
+            KIND_STATIC => ring::try_read_slot(&rec.static_slot)?,
+            KIND_DYNAMIC => {
+                let r = self.ring(rec).ok()??;
+                let generation = self.clear_generation();
+                match ring::interpolate_at(r, generation, time) {
+                    Some((parent, transform)) => Sample {
+                        stamp: time,
+                        parent: FrameId::try_from(parent).ok()?,
+                        transform,
+                    },
+                    // At the newest stamp (time 0 resolves to it): tf2 answers with the
+                    // newest sample.
+                    None => ring::read_newest(r, generation).filter(|s| s.stamp == time)?,
+                }
             }
-            FrameLink::Dynamic(r) => ring::interpolate_at(r, generation, time, parent),
+            // A frame without cache (a root), if it is in the table.
+            _ => return (id != NO_FRAME && id < self.frame_count()).then_some(LinkAt::NoCache),
+        };
+        (s.parent != NO_FRAME && s.parent < self.frame_count()).then_some(LinkAt::Sample(s))
+    }
+
+    /// tf2's `getData` (`getParent` with [`LinkRead::Parent`]) for `id` at `time` (0: newest),
+    /// as [`FrameStore::link_at`] answers it: the one link reader with its fast reads answers
+    /// the common case; a snapshot read answers the rest with tf2's error detail (and the
+    /// damage checks).
+    #[inline(never)]
+    fn link_read(&self, id: FrameId, time: i64, read: LinkRead) -> Result<LinkAt, ArenaError> {
+        if let Some(Ok(s)) = self.link_sample(id, self.clear_generation(), time, read) {
+            return Ok(LinkAt::Sample(self.check_parent(s)?));
+        }
+        let interpolate = !matches!(read, LinkRead::Parent);
+        let rec = self.record(id)?;
+        match rec.kind.load(Ordering::Acquire) {
+            KIND_STATIC => {
+                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                // tf2's StaticCache answers any time with the requested stamp.
+                Ok(LinkAt::Sample(
+                    self.check_parent(Sample { stamp: time, ..s })?,
+                ))
+            }
+            KIND_DYNAMIC => {
+                // Tf2's slerp: the general read is not the hot path, and a snapshot's
+                // answer is tf2's own.
+                match self.with_history(id, rec, |h| get_data(h, time, interpolate))? {
+                    None => Ok(LinkAt::Failed(CacheError::NoData { time })),
+                    Some(Ok(s)) => Ok(LinkAt::Sample(self.check_parent(s)?)),
+                    Some(Err(e)) => Ok(LinkAt::Failed(e)),
+                }
+            }
+            _ => Ok(LinkAt::NoCache),
         }
     }
 
@@ -332,7 +356,6 @@ impl ArenaView {
                     stamp: 0,
                     ..ring::try_read_slot(slot)?
                 },
-                is_static: true,
             },
             FrameLink::Dynamic(r) => {
                 let s = match ring::read_newest(r, generation) {
@@ -342,10 +365,7 @@ impl ArenaView {
                         (!h.is_empty()).then(|| h.sample(h.len() - 1))
                     })??,
                 };
-                Newest {
-                    sample: s,
-                    is_static: false,
-                }
+                Newest { sample: s }
             }
         };
         (n.sample.parent != NO_FRAME).then_some(n)
@@ -354,21 +374,14 @@ impl ArenaView {
     // ---- tf2's queries (see `walk` for what each reproduces) ----
 
     /// [`ArenaView::lookup_transform`] for hot loops: the pair's names are resolved to frame
-    /// ids on first use (and again only if the pair was last used with another arena), and the
-    /// path tf2's walk takes between them is compiled and kept in the pair, so repeated lookups
-    /// do no string work and read only the links they need, each in one attempt when no writer
-    /// is in the way. Every lookup still checks each link's parent at the query time against
-    /// the path; on any difference (re-parenting, a new link, a clear, an error, a racing
-    /// writer) it runs tf2's walk instead and recompiles, so the answer is always the walk's.
-    /// Results equal tf2's walk's ([`walk::lookup_transform`]) to rounding (a series slerp
-    /// between close rotations below the common ancestor, see `crate::path`), same sign:
-    /// rotations within a few 1e-16, translations within that times the lever arm (≈ 2e-9
-    /// with translations of 1e6 m, e.g. UTM coordinates, where the walk's own rounding is of
-    /// the same order).
+    /// ids on first use (and again only if the pair was last used with another arena), so
+    /// repeated lookups do no string work. The answer is tf2's walk's on those ids
+    /// ([`walk::lookup_transform_ids`]), the same code and the same bits as
+    /// [`ArenaView::lookup_transform`].
     ///
     /// Returns the stamp (ns; as `lookup_transform`) and `T_target_source`.
-    /// A non-finite result is the walk's own. Errors: exactly those of
-    /// [`walk::lookup_transform`]. [`ArenaView::lookup_transform`] goes through a pair too.
+    /// Errors: exactly those of [`walk::lookup_transform`].
+    #[inline]
     pub fn lookup_pair(
         &self,
         pair: &mut FramePair,
@@ -376,53 +389,37 @@ impl ArenaView {
     ) -> Result<(i64, Transform), TransformError> {
         if let Some((instance, target, source)) = pair.resolved {
             if instance == self.identity.instance_uuid {
-                let compiled = pair.path.is_compiled();
-                if let Some(answer) = self.compiled_answer(pair, time) {
-                    return Ok(answer);
-                }
-                if compiled {
-                    declined(|d| &mut d.compiled_path);
-                }
-                // Not compiled yet, or the path no longer holds: tf2's walk, then recompile.
-                let r = walk::lookup_transform_ids(self, target, source, time)?;
-                pair.path.compile(self, target, source, time);
-                return Ok(self.compiled_answer(pair, time).unwrap_or(r));
+                return walk::lookup_transform_recorded(
+                    self,
+                    target,
+                    source,
+                    time,
+                    &mut pair.ancestor,
+                );
             }
         }
-        let r = walk::lookup_transform(self, &pair.target, &pair.source, time)?;
-        let walked = (r.stamp, r.transform);
-        if let (Some(t), Some(s)) = (self.frame_id(&pair.target)?, self.frame_id(&pair.source)?) {
-            pair.resolved = Some((self.identity.instance_uuid, t, s));
-            pair.path.compile(self, t, s, time);
-            if let Some(answer) = self.compiled_answer(pair, time) {
-                return Ok(answer);
-            }
-        }
-        Ok(walked)
+        self.resolve_and_lookup(pair, time)
     }
 
-    /// The pair's answer through its compiled path, `None` where the path does not hold (not
-    /// compiled, a link changed, a non-finite result) and tf2's walk must answer. A freshly
-    /// compiled path answers the very call that compiled it too, so a pair's answer (and the
-    /// names API's) does not depend on whether an earlier call compiled it: the two agree
-    /// only to rounding.
-    fn compiled_answer(&self, pair: &mut FramePair, time: i64) -> Option<(i64, Transform)> {
-        let (stamp, t) = path::lookup(self, &mut pair.path, time, false)?;
-        // A non-finite component (an accepted infinite translation): its NaNs depend on every
-        // operation tf2 performs, so the walk answers.
-        if !t.translation.iter().all(|v| v.is_finite()) {
-            return None;
+    /// [`ArenaView::lookup_pair`]'s first call in this arena: by names, keeping the ids.
+    #[inline(never)]
+    fn resolve_and_lookup(
+        &self,
+        pair: &mut FramePair,
+        time: i64,
+    ) -> Result<(i64, Transform), TransformError> {
+        let (answer, ids) = walk::lookup_transform_resolving(
+            self,
+            &pair.target,
+            &pair.source,
+            time,
+            &mut pair.ancestor,
+        )?;
+        // Equal names resolve on a later call (their answer needs no walk).
+        if let Some((t, s)) = ids {
+            pair.resolved = Some((self.identity.instance_uuid, t, s));
         }
-        if let Some(rotation) = canonicalize_clear(&t.rotation) {
-            return Some((stamp, Transform { rotation, ..t }));
-        }
-        // Within rounding of one of the ROS 2 round trip's sign decisions, where the series
-        // slerp's last bits could pick the other sign than tf2's: the same path again with
-        // tf2's slerp on every link, then the exact trip.
-        declined(|d| &mut d.sign_decision);
-        let (stamp, t) = path::lookup(self, &mut pair.path, time, true)?;
-        let rotation = canonicalize(&t.rotation);
-        Some((stamp, Transform { rotation, ..t }))
+        Ok(answer)
     }
 
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
@@ -580,6 +577,7 @@ impl FrameStore for ArenaView {
         names::read(words, len).map(Some).ok_or(CORRUPT_NAME)
     }
 
+    #[inline(always)]
     fn frame_count(&self) -> FrameId {
         self.header()
             .frame_count
@@ -588,34 +586,53 @@ impl FrameStore for ArenaView {
     }
 
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
-        // The one link reader with its fast reads answers the common case; a snapshot read
-        // answers the rest with tf2's error detail (and the damage checks).
         let read = if interpolate {
             LinkRead::Tf2Slerp
         } else {
             LinkRead::Parent
         };
-        if let Some(Ok(s)) = self.link_sample(id, self.clear_generation(), time, read) {
-            return Ok(LinkAt::Sample(self.check_parent(s)?));
+        self.link_read(id, time, read)
+    }
+
+    #[inline(always)]
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        if time != 0 {
+            if let Some(link) = self.link_close_fast(id, time) {
+                return Ok(link);
+            }
+            declined(|d| &mut d.fused_link);
         }
+        self.link_read(id, time, LinkRead::SeriesSlerp)
+    }
+
+    #[inline(always)]
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        // One record read, one attempt at the newest sample; anything else (an empty or
+        // contended ring, a damaged record) is `latest_time_and_parent`'s.
         let rec = self.record(id)?;
-        match rec.kind.load(Ordering::Acquire) {
-            KIND_STATIC => {
-                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
-                // tf2's StaticCache answers any time with the requested stamp.
-                Ok(LinkAt::Sample(
-                    self.check_parent(Sample { stamp: time, ..s })?,
-                ))
-            }
-            KIND_DYNAMIC => {
-                match self.with_history(id, rec, |h| get_data(h, time, interpolate))? {
-                    None => Ok(LinkAt::Failed(CacheError::NoData { time })),
-                    Some(Ok(s)) => Ok(LinkAt::Sample(self.check_parent(s)?)),
-                    Some(Err(e)) => Ok(LinkAt::Failed(e)),
-                }
-            }
-            _ => Ok(LinkAt::NoCache),
+        let newest = match rec.kind.load(Ordering::Acquire) {
+            // A frame without cache (a root): no link.
+            KIND_NONE => return Ok(None),
+            KIND_STATIC => ring::try_read_slot(&rec.static_slot).map(|s| (s, true)),
+            KIND_DYNAMIC => match self.ring(rec)? {
+                Some(r) => ring::read_newest(r, self.clear_generation()).map(|s| (s, false)),
+                None => None,
+            },
+            _ => None,
+        };
+        if let Some((s, is_static)) = newest.filter(|(s, _)| s.parent != NO_FRAME) {
+            let s = self.check_parent(s)?;
+            return Ok(Some(LatestLink {
+                // tf2's latest time of a static link is 0.
+                stamp: if is_static { 0 } else { s.stamp },
+                parent: s.parent,
+                transform: Some(s.transform),
+                is_static,
+            }));
         }
+        Ok(self
+            .latest_time_and_parent(id)?
+            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
     }
 
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {

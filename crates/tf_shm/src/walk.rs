@@ -12,13 +12,24 @@
 //! * not reaching the top: the remembered source failure if any, else a connectivity error;
 //! * more than 1000 links in a pass: "The tf tree is invalid because it contains a loop."
 //!
-//! Queries allocate nothing unless they fail (or a chain is deeper than 64 links while
+//! This is the only walk: lookups by name and by [`crate::FramePair`], time 0, the two-time
+//! form, `canTransform` and the latest common time all run it, with tf2's accumulator policies
+//! (parents only; compose). Composing lookups read links below the two passes' common ancestor
+//! with the store's close read ([`FrameStore::link_at_close`]), and the rest, and any result
+//! the close reads cannot decide, with tf2's slerp literally (see the private `walk` and `lookup_ids`). What
+//! a pair caches is what the walk recorded (the ids, where the passes met); at time 0 the walk
+//! reuses the newest samples the latest common time read ([`FrameStore::latest_link`]).
+//!
+//! Queries allocate nothing unless they fail (or a chain is deeper than 32 links while
 //! resolving time 0). Every text a failure carries is tf2's (see [`crate::error`]).
 
 use crate::error::{ArenaError, FrameArgProblem, TransformError};
-use crate::math::{accumulate, canonicalize_unit, inverse, inverse_times, MatTransform};
-use crate::sample::{FrameId, Transform, TransformStamped, NO_FRAME};
-use crate::store::{CacheError, FrameStore, LinkAt};
+use crate::fast_path::declined;
+use crate::math::{
+    accumulate, canonicalize_clear, canonicalize_unit, inverse, inverse_times, MatTransform,
+};
+use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
+use crate::store::{CacheError, FrameStore, LatestLink, LinkAt};
 use crate::time::{display_time, to_sec};
 
 /// tf2's `MAX_GRAPH_DEPTH`: a pass of more than this many links is a loop.
@@ -78,37 +89,113 @@ fn to_error<S: FrameStore + ?Sized>(
     build().unwrap_or_else(|e| e)
 }
 
-/// The link of `frame` at `time`, with tf2's "parent 0 means failure" folded in.
-fn read_link<S: FrameStore + ?Sized>(
+/// What the walk gathers from each link: tf2's accumulator policies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Accum {
+    /// `CanTransformAccum`: parents and coverage only.
+    Parents,
+    /// `TransformAccum` with every link interpolated by tf2's slerp, literally.
+    Exact,
+    /// `TransformAccum` with links read by [`FrameStore::link_at_close`] (a series slerp
+    /// between close rotations, equal to tf2's up to rounding).
+    Close,
+}
+
+/// The link of `frame` at `time` as `accum` reads it (a newest sample `kept` at time 0 where
+/// it is the link at `time`).
+#[inline(always)]
+fn gather<S: FrameStore + ?Sized>(
     s: &S,
     frame: FrameId,
     time: i64,
-    interpolate: bool,
+    accum: Accum,
+    kept: Option<&Kept>,
 ) -> Result<LinkAt, ArenaError> {
-    Ok(match s.link_at(frame, time, interpolate)? {
+    if let Some(k) = kept {
+        match k.at(frame, time) {
+            Ok(link) => return Ok(link),
+            Err(Unkept::Frame) if !k.full() => declined(|d| &mut d.kept_newest),
+            Err(Unkept::Transform) => declined(|d| &mut d.kept_newest),
+            Err(_) => {}
+        }
+    }
+    let link = match accum {
+        Accum::Close => s.link_at_close(frame, time)?,
+        Accum::Exact => s.link_at(frame, time, true)?,
+        Accum::Parents => s.link_at(frame, time, false)?,
+    };
+    Ok(match link {
         // tf2's `gather` returns the parent id; 0 is its failure value (no text).
         LinkAt::Sample(st) if st.parent == NO_FRAME => LinkAt::Failed(CacheError::NoData { time }),
         other => other,
     })
 }
 
-/// tf2's `walkToTopParent` with `TransformAccum` (`interpolate`) or `CanTransformAccum`
-/// (`!interpolate`, only parents and coverage). Returns the resolved time and the raw
-/// (not canonicalised) `T_target_source`.
+/// Frames whose links tf2's source pass composed, in order, as the walk records them to find
+/// where the target pass joins the source chain. Chains longer than this are not recorded
+/// (the walk then reads every link with tf2's slerp).
+const RECORDED: usize = 64;
+
+/// A walk's result: the resolved time, the raw (not canonicalised) `T_target_source`, and
+/// where the two passes met.
+#[derive(Clone, Copy, Debug)]
+struct Walked {
+    time: i64,
+    raw: Transform,
+    /// With [`Accum::Close`], when the source pass's guess `exact_from` was not where the two
+    /// passes met (so its reads were not those of a walk that knew): the guess to walk again
+    /// with.
+    redo: Option<Redo>,
+}
+
+/// Why a [`Accum::Close`] walk must run again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Redo {
+    /// With this `exact_from` (`NO_FRAME`: the passes do not meet below the top).
+    From(FrameId),
+    /// The source chain was too long to record: with tf2's slerp on every link.
+    Exact,
+}
+
+/// tf2's `walkToTopParent` with `TransformAccum` (`Exact`, `Close`) or `CanTransformAccum`
+/// (`Parents`, only parents and coverage).
+///
+/// With `Close`, links below the common ancestor are read with the store's close read, and
+/// the links from the common ancestor up to the top with tf2's slerp, literally: tf2 composes
+/// those into both passes' accumulators, where they cancel in the result only up to rounding,
+/// and that rounding is tf2's answer (with a UTM-sized translation above a fork, or a result
+/// on a sign decision of the matrix round trip, close reads there would not give tf2's bits).
+/// The target pass finds the ancestor itself (its first frame on the source chain); the
+/// source pass runs first and takes `exact_from`, the ancestor a previous walk of this pair
+/// found, as its guess (`NO_FRAME`: none). A wrong guess costs a second walk, never a
+/// different answer ([`Walked::redo`]): the links read with tf2's slerp are always exactly
+/// those from the ancestor up.
+#[inline(always)]
 fn walk<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
     time: i64,
-    interpolate: bool,
-) -> Result<(i64, Transform), Fail> {
+    accum: Accum,
+    exact_from: FrameId,
+) -> Result<Walked, Fail> {
+    let interpolate = accum != Accum::Parents;
+    let close = accum == Accum::Close;
     if source == target {
-        return Ok((time, Transform::IDENTITY));
+        return Ok(Walked {
+            time,
+            raw: Transform::IDENTITY,
+            redo: None,
+        });
     }
-    let time = if time == 0 {
-        latest_common_time(s, target, source)?
+    // Time 0: the latest common time, keeping the newest samples it read.
+    let mut kept_store: Kept;
+    let (time, kept) = if time == 0 {
+        kept_store = Kept::new();
+        let time = latest_common_time(s, target, source, Some(&mut kept_store))?;
+        (time, Some(&kept_store))
     } else {
-        time
+        (time, None)
     };
 
     // Source pass.
@@ -117,8 +204,24 @@ fn walk<S: FrameStore + ?Sized>(
     let mut depth = 0u32;
     let mut source_acc = Transform::IDENTITY;
     let mut source_failure = None;
+    // With `Close`: the frames composed, and from which index on they were read exactly.
+    let mut chain = [NO_FRAME; RECORDED];
+    let mut exact_at = usize::MAX;
+    let mut mode = accum;
+    // The passes do not meet below the top: right if the source pass read no link exactly.
+    let no_fork = |time, raw, exact_at| {
+        Ok(Walked {
+            time,
+            raw,
+            redo: (exact_at != usize::MAX).then_some(Redo::From(NO_FRAME)),
+        })
+    };
     while frame != NO_FRAME {
-        match read_link(s, frame, time, interpolate)? {
+        if close && frame == exact_from {
+            mode = Accum::Exact;
+            exact_at = exact_at.min(depth as usize);
+        }
+        match gather(s, frame, time, mode, kept)? {
             LinkAt::NoCache => {
                 top = frame;
                 break;
@@ -131,10 +234,15 @@ fn walk<S: FrameStore + ?Sized>(
             }
             LinkAt::Sample(st) => {
                 if frame == target {
-                    return Ok((time, source_acc));
+                    return no_fork(time, source_acc, exact_at);
                 }
                 if interpolate {
                     source_acc = accumulate(&st.transform, &source_acc);
+                }
+                if close {
+                    if let Some(slot) = chain.get_mut(depth as usize) {
+                        *slot = frame;
+                    }
                 }
                 top = frame;
                 frame = st.parent;
@@ -145,19 +253,30 @@ fn walk<S: FrameStore + ?Sized>(
             }
         }
     }
+    let recorded = &chain[..(depth as usize).min(RECORDED)];
+    let overflow = close && depth as usize > RECORDED;
 
     // Target pass.
     let mut frame = target;
     let mut depth = 0u32;
     let mut target_acc = Transform::IDENTITY;
+    let mut mode = accum;
+    let mut met = usize::MAX;
     while frame != top {
-        match read_link(s, frame, time, interpolate)? {
+        if close && mode == Accum::Close && frame != source {
+            // The common ancestor: every link from here up is composed into both passes.
+            if let Some(i) = recorded.iter().position(|&f| f == frame) {
+                mode = Accum::Exact;
+                met = i;
+            }
+        }
+        match gather(s, frame, time, mode, kept)? {
             LinkAt::NoCache => break,
             // A failure here wins even if the link lies above the common ancestor (#832).
             LinkAt::Failed(e) => return Err(Fail::Cache(e)),
             LinkAt::Sample(st) => {
                 if frame == source {
-                    return Ok((time, inverse(&target_acc)));
+                    return no_fork(time, inverse(&target_acc), exact_at);
                 }
                 if interpolate {
                     target_acc = accumulate(&st.transform, &target_acc);
@@ -176,13 +295,24 @@ fn walk<S: FrameStore + ?Sized>(
             None => Fail::Connectivity,
         });
     }
-    Ok((time, inverse_times(&target_acc, &source_acc)))
+    let redo = if overflow {
+        Some(Redo::Exact)
+    } else if met != exact_at {
+        Some(Redo::From(recorded.get(met).copied().unwrap_or(NO_FRAME)))
+    } else {
+        None
+    };
+    Ok(Walked {
+        time,
+        raw: inverse_times(&target_acc, &source_acc),
+        redo,
+    })
 }
 
 /// The source chain's `(newest stamp, newest parent)` list of tf2's `getLatestCommonTime`:
-/// 64 entries on the stack, spilling to the heap only for deeper chains (or loops).
+/// 32 entries on the stack, spilling to the heap only for deeper chains (or loops).
 struct ChainList {
-    inline: [(i64, FrameId); 64],
+    inline: [(i64, FrameId); 32],
     len: usize,
     spill: Vec<(i64, FrameId)>,
 }
@@ -190,7 +320,7 @@ struct ChainList {
 impl ChainList {
     fn new() -> Self {
         ChainList {
-            inline: [(0, NO_FRAME); 64],
+            inline: [(0, NO_FRAME); 32],
             len: 0,
             spill: Vec::new(),
         }
@@ -210,11 +340,82 @@ impl ChainList {
     }
 }
 
-/// tf2's `getLatestCommonTime` on ids (docs/tf2-semantics.md §5).
+/// Links whose newest samples the latest common time read are kept for the walk at that time
+/// (the first this many; further ones are read again).
+const KEPT: usize = 16;
+
+/// Why [`Kept::at`] does not answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unkept {
+    /// The frame was not read by the latest common time (or not kept: more than [`KEPT`]).
+    Frame,
+    /// The store gave no transform with the newest sample.
+    Transform,
+    /// The newest sample is newer than the time (a link faster than the others).
+    Newer,
+}
+
+/// The newest samples [`latest_common_time`] read ([`FrameStore::latest_link`]), for the walk
+/// at the latest common time to reuse where a newest sample is the link at that time.
+struct Kept {
+    len: usize,
+    frames: [FrameId; KEPT],
+    /// `None` for a frame without cache.
+    links: [Option<LatestLink>; KEPT],
+}
+
+impl Kept {
+    fn new() -> Kept {
+        Kept {
+            len: 0,
+            frames: [NO_FRAME; KEPT],
+            links: [None; KEPT],
+        }
+    }
+
+    #[inline(always)]
+    fn keep(&mut self, frame: FrameId, link: Option<LatestLink>) {
+        if self.len < KEPT {
+            self.frames[self.len] = frame;
+            self.links[self.len] = link;
+            self.len += 1;
+        }
+    }
+
+    /// `frame`'s link at `time` where what was kept of it is that link (a frame without
+    /// cache; a newest sample that is the link at `time`); otherwise why not.
+    #[inline(always)]
+    fn at(&self, frame: FrameId, time: i64) -> Result<LinkAt, Unkept> {
+        let i = self.frames[..self.len]
+            .iter()
+            .position(|&f| f == frame)
+            .ok_or(Unkept::Frame)?;
+        let Some(link) = &self.links[i] else {
+            return Ok(LinkAt::NoCache);
+        };
+        if link.transform.is_none() {
+            return Err(Unkept::Transform);
+        }
+        Ok(LinkAt::Sample(Sample {
+            stamp: time,
+            parent: link.parent,
+            transform: link.at(time).ok_or(Unkept::Newer)?,
+        }))
+    }
+
+    /// Whether every link up to the last kept frame was kept.
+    fn full(&self) -> bool {
+        self.len == KEPT
+    }
+}
+
+/// tf2's `getLatestCommonTime` on ids (docs/tf2-semantics.md §5). With `kept`, the newest
+/// samples read on the way are kept in it.
 fn latest_common_time<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
+    mut kept: Option<&mut Kept>,
 ) -> Result<i64, Fail> {
     if source == NO_FRAME || target == NO_FRAME {
         return Err(Fail::NoFrame);
@@ -233,7 +434,11 @@ fn latest_common_time<S: FrameStore + ?Sized>(
     let mut depth = 0u32;
     let mut common = i64::MAX;
     while frame != NO_FRAME {
-        let Some((stamp, parent)) = s.latest_time_and_parent(frame)? else {
+        let link = s.latest_link(frame)?;
+        if let Some(k) = kept.as_deref_mut() {
+            k.keep(frame, link);
+        }
+        let Some(LatestLink { stamp, parent, .. }) = link else {
             break;
         };
         if parent == NO_FRAME {
@@ -245,6 +450,11 @@ fn latest_common_time<S: FrameStore + ?Sized>(
         list.push((stamp, parent));
         frame = parent;
         if frame == target {
+            // The walk at this time reads the target's link too (its source pass stops there
+            // after reading it).
+            if let Some(k) = kept.as_deref_mut() {
+                k.keep(frame, s.latest_link(frame)?);
+            }
             return Ok(finish(common));
         }
         depth += 1;
@@ -258,7 +468,14 @@ fn latest_common_time<S: FrameStore + ?Sized>(
     let mut depth = 0u32;
     let mut common = i64::MAX;
     let mut common_parent = NO_FRAME;
-    while let Some((stamp, parent)) = s.latest_time_and_parent(frame)? {
+    loop {
+        let link = s.latest_link(frame)?;
+        if let Some(k) = kept.as_deref_mut() {
+            k.keep(frame, link);
+        }
+        let Some(LatestLink { stamp, parent, .. }) = link else {
+            break;
+        };
         if parent == NO_FRAME {
             break;
         }
@@ -337,8 +554,91 @@ fn identity_stamp<S: FrameStore + ?Sized>(s: &S, id: Option<FrameId>) -> Result<
     })
 }
 
-/// tf2's string `lookupTransformImpl`: the raw walk result (stamp, `T_target_source` with the
-/// quaternion not yet canonicalised).
+/// tf2's lookup on resolved, different ids: `T_target_source` with its rotation canonicalised
+/// as ROS 2's matrix round trip does, and the stamp.
+///
+/// The walk reads links with the store's close read ([`FrameStore::link_at_close`]), and its
+/// result is canonicalised without the matrix ([`canonicalize_clear`]). Where that cannot
+/// decide — a non-finite component (an accepted infinite translation: its NaNs depend on
+/// every operation tf2 performs) or a rotation within rounding of one of the round trip's
+/// sign decisions — the walk runs again with tf2's slerp on every link and the exact trip, so
+/// the answer is tf2's own there.
+#[inline(always)]
+fn lookup_ids<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+    time: i64,
+    ancestor: &mut FrameId,
+) -> Result<(i64, Transform), Fail> {
+    let mut w = walk(s, target, source, time, Accum::Close, *ancestor)?;
+    match w.redo {
+        None => {}
+        Some(Redo::From(a)) => {
+            declined(|d| &mut d.ancestor_guess);
+            *ancestor = a;
+            w = walk(s, target, source, time, Accum::Close, a)?;
+            if w.redo.is_some() {
+                // The tree changed between the two walks.
+                return exact_lookup_ids(s, target, source, time);
+            }
+        }
+        Some(Redo::Exact) => return exact_lookup_ids(s, target, source, time),
+    }
+    let (stamp, raw) = (w.time, w.raw);
+    if raw.translation.iter().all(|v| v.is_finite()) {
+        if let Some(rotation) = canonicalize_clear(&raw.rotation) {
+            return Ok((
+                stamp,
+                Transform {
+                    translation: raw.translation,
+                    rotation,
+                },
+            ));
+        }
+    }
+    declined(|d| &mut d.sign_decision);
+    exact_lookup_ids(s, target, source, time)
+}
+
+/// [`lookup_ids`] with tf2's slerp on every link and the exact round trip.
+#[inline(never)]
+fn exact_lookup_ids<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+    time: i64,
+) -> Result<(i64, Transform), Fail> {
+    let w = walk(s, target, source, time, Accum::Exact, NO_FRAME)?;
+    let (stamp, raw) = (w.time, w.raw);
+    Ok((
+        stamp,
+        Transform {
+            translation: raw.translation,
+            rotation: canonicalize_unit(&raw.rotation),
+        },
+    ))
+}
+
+/// The answer for equal names or ids: the identity, stamped `time` or, for `time == 0`, the
+/// newest stamp of that frame's cache (0 for statics, roots and unknown frames), as tf2's
+/// `lookupTransformImpl` short cut.
+fn identity_answer<S: FrameStore + ?Sized>(
+    s: &S,
+    id: Option<FrameId>,
+    time: i64,
+) -> Result<(i64, Transform), ArenaError> {
+    let stamp = if time == 0 {
+        identity_stamp(s, id)?
+    } else {
+        time
+    };
+    Ok((stamp, Transform::IDENTITY))
+}
+
+/// tf2's string `lookupTransformImpl` with tf2's slerp on every link: the raw walk result
+/// (stamp, `T_target_source` with the quaternion not yet canonicalised), for the two-time
+/// form, which composes it with matrices.
 fn lookup_raw<S: FrameStore + ?Sized>(
     s: &S,
     target: &str,
@@ -346,16 +646,41 @@ fn lookup_raw<S: FrameStore + ?Sized>(
     time: i64,
 ) -> Result<(i64, Transform), TransformError> {
     if target == source {
-        let stamp = if time == 0 {
-            identity_stamp(s, s.frame_id(target)?)?
-        } else {
-            time
-        };
-        return Ok((stamp, Transform::IDENTITY));
+        return Ok(identity_answer(s, s.frame_id(target)?, time)?);
     }
     let target_id = validate_lookup_arg(s, "target_frame", target)?;
     let source_id = validate_lookup_arg(s, "source_frame", source)?;
-    walk(s, target_id, source_id, time, true).map_err(|f| to_error(s, f, target_id, source_id))
+    walk(s, target_id, source_id, time, Accum::Exact, NO_FRAME)
+        .map(|w| (w.time, w.raw))
+        .map_err(|f| to_error(s, f, target_id, source_id))
+}
+
+/// An answer (stamp, `T_target_source`) and the (target, source) ids the names resolved to
+/// (`None` for equal names).
+pub(crate) type Resolved = ((i64, Transform), Option<(FrameId, FrameId)>);
+
+/// tf2's string `lookupTransformImpl`, canonicalised (see [`lookup_ids`]), with the ids the
+/// names resolved to, for callers that keep them ([`crate::FramePair`]); `ancestor` as for
+/// [`lookup_transform_recorded`].
+///
+/// # Errors
+/// As [`lookup_transform`].
+#[inline(always)]
+pub(crate) fn lookup_transform_resolving<S: FrameStore + ?Sized>(
+    s: &S,
+    target: &str,
+    source: &str,
+    time: i64,
+    ancestor: &mut FrameId,
+) -> Result<Resolved, TransformError> {
+    if target == source {
+        return Ok((identity_answer(s, s.frame_id(target)?, time)?, None));
+    }
+    let target_id = validate_lookup_arg(s, "target_frame", target)?;
+    let source_id = validate_lookup_arg(s, "source_frame", source)?;
+    let answer = lookup_ids(s, target_id, source_id, time, ancestor)
+        .map_err(|f| to_error(s, f, target_id, source_id))?;
+    Ok((answer, Some((target_id, source_id))))
 }
 
 /// tf2 `BufferCore::lookupTransform(target, source, time)`: `T_target_source` at `time` ns
@@ -367,7 +692,9 @@ fn lookup_raw<S: FrameStore + ?Sized>(
 ///   `Lookup` (tf2's texts).
 /// * The answer's stamp is `time`, or the latest common time for 0 (docs/tf2-semantics.md §6.1); its rotation
 ///   is normalised and signed as ROS 2's matrix round trip does (docs/tf2-semantics.md §6.4; equal to it up to
-///   rounding, see [`crate::math::canonicalize_unit`]).
+///   rounding, see [`crate::math::canonicalize_unit`]). Links are interpolated as the store's
+///   [`FrameStore::link_at_close`] reads them (tf2's slerp or a series equal to it up to
+///   rounding), with tf2's slerp wherever the rounding could change the quaternion's sign.
 ///
 /// # Errors
 /// tf2's exceptions ([`TransformError`]) with tf2 Jazzy's texts; `Arena` if the store is
@@ -378,15 +705,13 @@ pub fn lookup_transform<'a, S: FrameStore + ?Sized>(
     source: &'a str,
     time: i64,
 ) -> Result<TransformStamped<'a>, TransformError> {
-    let (stamp, raw) = lookup_raw(s, target, source, time)?;
+    let ((stamp, transform), _) =
+        lookup_transform_resolving(s, target, source, time, &mut { NO_FRAME })?;
     Ok(TransformStamped {
         stamp,
         frame_id: target,
         child_frame_id: source,
-        transform: Transform {
-            translation: raw.translation,
-            rotation: canonicalize_unit(&raw.rotation),
-        },
+        transform,
     })
 }
 
@@ -395,19 +720,41 @@ pub fn lookup_transform<'a, S: FrameStore + ?Sized>(
 ///
 /// Equal ids give the identity (stamp as for equal names). An id that is 0 or not in the
 /// store is a `Lookup` error (text ours: ids have no tf2 counterpart).
+///
+/// # Errors
+/// As [`lookup_transform`].
+#[inline]
 pub fn lookup_transform_ids<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
     time: i64,
 ) -> Result<(i64, Transform), TransformError> {
+    lookup_transform_recorded(s, target, source, time, &mut { NO_FRAME })
+}
+
+/// [`lookup_transform_ids`] for a caller that keeps what the walk recorded between calls:
+/// `ancestor` is where the previous walk of this pair found the two passes to meet (the
+/// frame from which links are read with tf2's slerp, see [`walk`]; `NO_FRAME` for none),
+/// updated when the walk finds otherwise. Any value gives the same answer; the right one
+/// saves a second walk on a fork.
+///
+/// # Errors
+/// As [`lookup_transform`].
+#[inline(always)]
+pub(crate) fn lookup_transform_recorded<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+    time: i64,
+    ancestor: &mut FrameId,
+) -> Result<(i64, Transform), TransformError> {
     if target == source {
-        let stamp = if time == 0 {
-            identity_stamp(s, Some(target).filter(|&id| id < s.frame_count()))?
-        } else {
-            time
-        };
-        return Ok((stamp, Transform::IDENTITY));
+        return Ok(identity_answer(
+            s,
+            Some(target).filter(|&id| id < s.frame_count()),
+            time,
+        )?);
     }
     for (arg, id) in [("target_frame", target), ("source_frame", source)] {
         if id == NO_FRAME || id >= s.frame_count() {
@@ -416,15 +763,7 @@ pub fn lookup_transform_ids<S: FrameStore + ?Sized>(
             )));
         }
     }
-    let (stamp, raw) =
-        walk(s, target, source, time, true).map_err(|f| to_error(s, f, target, source))?;
-    Ok((
-        stamp,
-        Transform {
-            translation: raw.translation,
-            rotation: canonicalize_unit(&raw.rotation),
-        },
-    ))
+    lookup_ids(s, target, source, time, ancestor).map_err(|f| to_error(s, f, target, source))
 }
 
 /// tf2 `BufferCore::lookupTransform(target, target_time, source, source_time, fixed)`
@@ -470,7 +809,7 @@ fn can_transform_ids<S: FrameStore + ?Sized>(
     if target == source {
         return Ok(());
     }
-    walk(s, target, source, time, false)
+    walk(s, target, source, time, Accum::Parents, NO_FRAME)
         .map(|_| ())
         .map_err(|f| to_error(s, f, target, source))
 }
@@ -537,7 +876,8 @@ pub fn get_latest_common_time<S: FrameStore + ?Sized>(
         check_frame(s, target)?.map_err(|p| TransformError::frame_argument(ARG, target, p))?;
     let source_id =
         check_frame(s, source)?.map_err(|p| TransformError::frame_argument(ARG, source, p))?;
-    latest_common_time(s, target_id, source_id).map_err(|f| to_error(s, f, target_id, source_id))
+    latest_common_time(s, target_id, source_id, None)
+        .map_err(|f| to_error(s, f, target_id, source_id))
 }
 
 /// tf2's `_frameExists`: whether `name` has an id. Like tf2, `"NO_PARENT"` (the name of id 0)

@@ -38,8 +38,8 @@ fn write(w: &mut tf_shm::ArenaWriter, k: i64) {
     w.set_transform(&t, "race", false).unwrap();
 }
 
-/// Checks one answer, through the names (tf2's walk) or through `pair` (its compiled path and
-/// single-attempt ring reads) in turn; returns false for an acceptable failure (the time left
+/// Checks one answer, through the names or through `pair` (its resolved ids; both tf2's walk
+/// with single-attempt ring reads) in turn; returns false for an acceptable failure (the time left
 /// the window).
 fn check(view: &ArenaView, pair: Option<&mut FramePair>, t: i64) -> bool {
     let answer = match pair {

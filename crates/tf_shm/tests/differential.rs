@@ -300,8 +300,8 @@ fn apply(
                 check_lookup(want, view.lookup_transform(t, src, time), t, src)?;
             }
             // The hot-loop form, with a pair kept across the scenario's inserts and clears so
-            // its compiled path goes stale: the first call may recompile, the second uses the
-            // path. Both must give tf2's answer.
+            // what it recorded (ids, where the walk's passes met) goes stale. Both calls must
+            // give tf2's answer.
             let pair = pairs
                 .entry((t.to_string(), src.to_string()))
                 .or_insert_with(|| FramePair::new(t, src));

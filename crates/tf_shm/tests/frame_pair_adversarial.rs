@@ -1,10 +1,10 @@
-//! Adversarial checks of `lookup_pair` (compiled paths, `src/path.rs`) against
-//! `lookup_transform` (tf2's literal walk): same error class and text, same stamp, values equal
-//! to ~1e-12 and the same quaternion sign, whatever happens to the tree between calls. Each
-//! test names what it attacks. The two `fork_*` tests are regressions: a fork below the root
-//! must compose the links above its common ancestor as tf2 does (UTM-sized translations above
-//! it; a camera optical frame, whose 120° rotation sits on a sign decision of the matrix round
-//! trip).
+//! Adversarial checks of the arena's lookups (`lookup_pair` and by name: tf2's walk with the
+//! arena's close link reads) against tf2's walk with tf2's slerp on every link, literally: same
+//! error class and text, same stamp, values equal to ~1e-12 and the same quaternion sign,
+//! whatever happens to the tree between calls. Each test names what it attacks. The two
+//! `fork_*` tests: a fork below the root composes the links above its common ancestor as tf2
+//! does (UTM-sized translations above it; a camera optical frame, whose 120° rotation sits on a
+//! sign decision of the matrix round trip, where the close reads must hand over to tf2's slerp).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;

@@ -83,6 +83,7 @@ impl Region {
 
     /// A reference to a `T` at byte `off`, or `None` when it would not lie inside the region
     /// or would be misaligned. `T` must be one of the shared record types (all atomics).
+    #[inline]
     fn at<T: SharedRecord>(&self, off: u64) -> Option<&T> {
         let off = usize::try_from(off).ok()?;
         let end = off.checked_add(std::mem::size_of::<T>())?;
@@ -108,6 +109,7 @@ impl Region {
         Some(unsafe { std::slice::from_raw_parts(self.base.add(off) as *const T, n) })
     }
 
+    #[inline]
     pub(crate) fn header(&self) -> Option<&Header> {
         if self.len < HEADER_SIZE {
             return None;
@@ -115,6 +117,7 @@ impl Region {
         self.at(0)
     }
 
+    #[inline]
     pub(crate) fn frame(&self, frames_off: u64, id: u32) -> Option<&FrameRecord> {
         let off = (id as u64).checked_mul(std::mem::size_of::<FrameRecord>() as u64)?;
         self.at(frames_off.checked_add(off)?)

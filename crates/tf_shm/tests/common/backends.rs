@@ -1,6 +1,6 @@
 //! The stores one tf2 test suite runs over: the test store ([`VecStore`]), an in-memory arena
 //! and a sealed memfd arena read through a read-only mapping. Queries go through
-//! [`tf_shm::BufferCore`] (for the arenas, the names API's cached compiled paths); inserts
+//! [`tf_shm::BufferCore`] (for the arenas, through the names API's per-thread cache of resolved pairs); inserts
 //! through each store's `setTransform`.
 // Each test binary uses a different part.
 #![allow(dead_code)]

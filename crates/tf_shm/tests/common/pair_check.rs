@@ -1,23 +1,91 @@
-//! `lookup_pair` (compiled paths) against `walk::lookup_transform` (tf2's literal walk) on the same
-//! view, for `tests/frame_pair*.rs`.
+//! An arena's lookups (`lookup_pair` and by name: tf2's walk with the arena's close link
+//! reads, see `FrameStore::link_at_close`) against tf2's walk with tf2's slerp on every link,
+//! literally ([`Tf2Slerp`]), on the same view, for `tests/frame_pair*.rs`.
 // Each test binary uses a different part.
 #![allow(dead_code)]
 
-use tf_shm::{ArenaView, FramePair, Transform};
+use tf_shm::error::ArenaError;
+use tf_shm::store::{FrameStore, HistorySpan, LinkAt};
+use tf_shm::{ArenaView, FrameId, FramePair, Transform};
 
-/// One comparison of pair vs walk, the pair called twice (the second call goes through
-/// whatever the first compiled): `Err` describes the first difference (a stamp, a value off by
-/// `tol` or more, an error class or text); otherwise the walk's answer, or its error text.
+/// An arena view whose walk interpolates every link with tf2's slerp, literally: the view's
+/// required `FrameStore` methods, without its close link read (the trait's default) and
+/// without its cache of resolved names.
+pub struct Tf2Slerp<'a>(pub &'a ArenaView);
+
+impl FrameStore for Tf2Slerp<'_> {
+    fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
+        self.0.frame_id(name)
+    }
+    fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        self.0.frame_name(id)
+    }
+    fn frame_count(&self) -> FrameId {
+        self.0.frame_count()
+    }
+    fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
+        self.0.link_at(id, time, interpolate)
+    }
+    fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
+        self.0.latest_time_and_parent(id)
+    }
+    fn is_static(&self, id: FrameId) -> Result<bool, ArenaError> {
+        self.0.is_static(id)
+    }
+    fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
+        self.0.history_span(id)
+    }
+    fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        self.0.authority(id)
+    }
+    fn cache_time_ns(&self) -> i64 {
+        self.0.cache_time_ns()
+    }
+}
+
+/// tf2's walk with tf2's slerp on every link ([`Tf2Slerp`]): the reference.
+pub fn tf2_walk(
+    view: &ArenaView,
+    target: &str,
+    source: &str,
+    time: i64,
+) -> Result<(i64, Transform), tf_shm::TransformError> {
+    tf_shm::walk::lookup_transform(&Tf2Slerp(view), target, source, time)
+        .map(|t| (t.stamp, t.transform))
+}
+
+/// One comparison of the arena's lookups with [`tf2_walk`], the pair called twice and the
+/// names API once (the same bits as the pair): `Err` describes the first difference (a stamp,
+/// a value off by `tol` or more, an error class or text); otherwise the reference's answer, or
+/// its error text.
 pub fn compare(
     view: &ArenaView,
     pair: &mut FramePair,
     time: i64,
     tol: f64,
 ) -> Result<Result<(i64, Transform), String>, String> {
-    let want = tf_shm::walk::lookup_transform(view, pair.target(), pair.source(), time)
+    let want = tf2_walk(view, pair.target(), pair.source(), time);
+    let bits = |r: &Result<(i64, Transform), tf_shm::TransformError>| {
+        r.as_ref()
+            .map(|(stamp, t)| {
+                let mut v = vec![*stamp as u64];
+                v.extend(t.translation.iter().chain(&t.rotation).map(|x| x.to_bits()));
+                v
+            })
+            .map_err(|e| e.to_string())
+    };
+    let by_name = view
+        .lookup_transform(pair.target(), pair.source(), time)
         .map(|t| (t.stamp, t.transform));
     for call in 0..2 {
         let got = view.lookup_pair(pair, time);
+        if bits(&got) != bits(&by_name) {
+            return Err(format!(
+                "{} <- {} at {time}, call {call}: pair {got:?} vs names {by_name:?}",
+                pair.target(),
+                pair.source()
+            ));
+        }
         let ctx = format!(
             "{} <- {} at {time}, call {call}",
             pair.target(),
@@ -49,8 +117,8 @@ pub fn compare(
     Ok(want.map_err(|e| e.to_string()))
 }
 
-/// [`compare`] with the claim's tolerance (1e-12), panicking on a difference; the walk's
-/// answer or error text.
+/// [`compare`] with the claim's tolerance (1e-12), panicking on a difference; the
+/// reference's answer or error text.
 pub fn agree(
     view: &ArenaView,
     pair: &mut FramePair,
