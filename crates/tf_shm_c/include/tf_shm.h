@@ -269,14 +269,16 @@ tf_shm_status tf_shm_all_frames_as_yaml(struct tf_shm_buffer buffer,
                                         size_t cap,
                                         size_t *len);
 
-// tf2's `_frameExists(frame)`: `*out` = 1 if the frame is known (as a child or a parent),
-// else 0.
+// tf2's `_frameExists(frame)`: `*out` = 1 if the frame is known (as a child or a parent;
+// tf2's `"NO_PARENT"` too, as in tf2), else 0. While the buffer holds its old arena after a
+// bridge restart, frames of either arena are known.
 //
 // # Safety
 // `frame` is NULL or NUL-terminated; `out` is NULL or writable.
 tf_shm_status tf_shm_frame_exists(struct tf_shm_buffer buffer, const char *frame, int32_t *out);
 
-// tf2's `_getFrameStrings`: every frame name, each followed by a NUL, packed into `buf`
+// tf2's `_getFrameStrings`: every frame name (in the order frames were first seen; during a
+// restart hold, the old arena's frames first), each followed by a NUL, packed into `buf`
 // (`cap` bytes); `*len` receives the bytes needed, `*count` the number of names. Buffer use
 // as [`tf_shm_all_frames_as_string`] (a final extra NUL is written too).
 //
@@ -288,9 +290,9 @@ tf_shm_status tf_shm_get_frame_strings(struct tf_shm_buffer buffer,
                                        size_t *len,
                                        size_t *count);
 
-// Makes a pair handle for `T_target_source` lookups in hot loops: names are resolved and the
-// path between them compiled on first use, and again only after the arena changed (a bridge
-// restart). The pair keeps its buffer's mapping alive; free it with [`tf_shm_pair_free`].
+// Makes a pair handle for `T_target_source` lookups in hot loops: names are resolved, and
+// where tf2's walk met its two passes remembered, on first use, and again only after the
+// arena changed (a bridge restart). The pair keeps its buffer's mapping alive; free it with [`tf_shm_pair_free`].
 // Nothing is checked here: unknown frames fail at lookup time, with tf2's errors.
 //
 // # Safety

@@ -15,7 +15,6 @@
 
 #![allow(non_camel_case_types)]
 
-mod frames;
 mod handles;
 mod status;
 
@@ -25,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
-use tf_shm::{Buffer, FramePair, Join, Transform};
+use tf_shm::{Buffer, BufferCore, FramePair, Join, Transform};
 
 use crate::handles::{Entry, Table};
 pub use crate::status::*;
@@ -607,8 +606,9 @@ pub unsafe extern "C" fn tf_shm_all_frames_as_yaml(
     })
 }
 
-/// tf2's `_frameExists(frame)`: `*out` = 1 if the frame is known (as a child or a parent),
-/// else 0.
+/// tf2's `_frameExists(frame)`: `*out` = 1 if the frame is known (as a child or a parent;
+/// tf2's `"NO_PARENT"` too, as in tf2), else 0. While the buffer holds its old arena after a
+/// bridge restart, frames of either arena are known.
 ///
 /// # Safety
 /// `frame` is NULL or NUL-terminated; `out` is NULL or writable.
@@ -623,12 +623,13 @@ pub unsafe extern "C" fn tf_shm_frame_exists(
         // SAFETY: by the caller's contract.
         let f = unsafe { name(F, "frame", frame)? };
         let out = crate::out(F, "out", out)?;
-        *out = i32::from(frames::frame_exists(b, &f)?);
+        *out = i32::from(b.frame_exists(&f)?);
         Ok(())
     })
 }
 
-/// tf2's `_getFrameStrings`: every frame name, each followed by a NUL, packed into `buf`
+/// tf2's `_getFrameStrings`: every frame name (in the order frames were first seen; during a
+/// restart hold, the old arena's frames first), each followed by a NUL, packed into `buf`
 /// (`cap` bytes); `*len` receives the bytes needed, `*count` the number of names. Buffer use
 /// as [`tf_shm_all_frames_as_string`] (a final extra NUL is written too).
 ///
@@ -645,7 +646,7 @@ pub unsafe extern "C" fn tf_shm_get_frame_strings(
     const F: &str = "tf_shm_get_frame_strings";
     with_buffer(F, buffer, |b| {
         let count = crate::out(F, "count", count)?;
-        let names = frames::frame_names(b)?;
+        let names = b.get_all_frame_names()?;
         let mut packed = Vec::new();
         for n in &names {
             packed.extend_from_slice(n.as_bytes());
@@ -656,9 +657,9 @@ pub unsafe extern "C" fn tf_shm_get_frame_strings(
     })
 }
 
-/// Makes a pair handle for `T_target_source` lookups in hot loops: names are resolved and the
-/// path between them compiled on first use, and again only after the arena changed (a bridge
-/// restart). The pair keeps its buffer's mapping alive; free it with [`tf_shm_pair_free`].
+/// Makes a pair handle for `T_target_source` lookups in hot loops: names are resolved, and
+/// where tf2's walk met its two passes remembered, on first use, and again only after the
+/// arena changed (a bridge restart). The pair keeps its buffer's mapping alive; free it with [`tf_shm_pair_free`].
 /// Nothing is checked here: unknown frames fail at lookup time, with tf2's errors.
 ///
 /// # Safety

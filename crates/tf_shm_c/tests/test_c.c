@@ -179,6 +179,8 @@ static void test_listing(void) {
   CHECK(tf_shm_frame_exists(buf, "world2", &exists) == TF_SHM_OK && exists == 1, "root only");
   CHECK(tf_shm_frame_exists(buf, "nope", &exists) == TF_SHM_OK && exists == 0, "nope");
   CHECK(tf_shm_frame_exists(buf, "/map", &exists) == TF_SHM_OK && exists == 0, "/map");
+  /* tf2 inserts "NO_PARENT" as frame id 0 in its constructor: _frameExists knows it. */
+  CHECK(tf_shm_frame_exists(buf, "NO_PARENT", &exists) == TF_SHM_OK && exists == 1, "NO_PARENT");
 }
 
 static void test_pair(void) {
