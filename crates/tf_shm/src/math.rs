@@ -55,7 +55,7 @@ pub fn quat_inverse(q: &Quat) -> Quat {
 }
 
 /// tf2's `quatRotate(q, v)` = vector part of `q·v·conj(q)`; scales by `|q|²` for non-unit `q`.
-#[inline]
+#[inline(always)]
 pub fn quat_rotate(q: &Quat, v: &Vec3) -> Vec3 {
     let [qx, qy, qz, qw] = *q;
     let [vx, vy, vz] = *v;
@@ -396,7 +396,7 @@ pub fn canonicalize_unit(q: &Quat) -> Quat {
 /// the largest — the sign is still clear when every component the trip could choose has the
 /// same sign (a rotation about z alone, `x = y = 0`, ties x with y but always chooses z; a
 /// rotation about `(1, 0, 1)` ties x with z, which share their sign).
-#[inline]
+#[inline(always)]
 pub(crate) fn canonicalize_clear(q: &Quat) -> Option<Quat> {
     let [x, y, z, w] = *q;
     let (xx, yy, zz, ww) = (x * x, y * y, z * z, w * w);

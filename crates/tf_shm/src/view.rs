@@ -150,6 +150,7 @@ impl ArenaView {
         &self.geo
     }
 
+    #[inline(always)]
     pub(crate) fn record(&self, id: FrameId) -> Result<&FrameRecord, ArenaError> {
         if id == 0 || id >= self.frame_count() {
             return Err(ArenaError::Corrupt { what: "frame id" });
@@ -172,6 +173,7 @@ impl ArenaView {
         Ok((words, len as usize))
     }
 
+    #[inline(always)]
     fn check_parent(&self, s: Sample) -> Result<Sample, ArenaError> {
         if s.parent >= self.frame_count() {
             return Err(CORRUPT_PARENT);

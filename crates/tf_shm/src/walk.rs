@@ -23,6 +23,9 @@
 //! Queries allocate nothing unless they fail (or a chain is deeper than 32 links while
 //! resolving time 0). Every text a failure carries is tf2's (see [`crate::error`]).
 
+use arrayvec::ArrayVec;
+use smallvec::SmallVec;
+
 use crate::error::{ArenaError, FrameArgProblem, TransformError};
 use crate::fast_path::declined;
 use crate::math::{
@@ -205,7 +208,7 @@ fn walk<S: FrameStore + ?Sized>(
     let mut source_acc = Transform::IDENTITY;
     let mut source_failure = None;
     // With `Close`: the frames composed, and from which index on they were read exactly.
-    let mut chain = [NO_FRAME; RECORDED];
+    let mut chain = ArrayVec::<FrameId, RECORDED>::new();
     let mut exact_at = usize::MAX;
     let mut mode = accum;
     // The passes do not meet below the top: right if the source pass read no link exactly.
@@ -240,9 +243,8 @@ fn walk<S: FrameStore + ?Sized>(
                     source_acc = accumulate(&st.transform, &source_acc);
                 }
                 if close {
-                    if let Some(slot) = chain.get_mut(depth as usize) {
-                        *slot = frame;
-                    }
+                    // Full: the chain is too long to record (`overflow` below).
+                    let _ = chain.try_push(frame);
                 }
                 top = frame;
                 frame = st.parent;
@@ -253,7 +255,7 @@ fn walk<S: FrameStore + ?Sized>(
             }
         }
     }
-    let recorded = &chain[..(depth as usize).min(RECORDED)];
+    let recorded = &chain[..];
     let overflow = close && depth as usize > RECORDED;
 
     // Target pass.
@@ -310,35 +312,9 @@ fn walk<S: FrameStore + ?Sized>(
 }
 
 /// The source chain's `(newest stamp, newest parent)` list of tf2's `getLatestCommonTime`:
-/// 32 entries on the stack, spilling to the heap only for deeper chains (or loops).
-struct ChainList {
-    inline: [(i64, FrameId); 32],
-    len: usize,
-    spill: Vec<(i64, FrameId)>,
-}
-
-impl ChainList {
-    fn new() -> Self {
-        ChainList {
-            inline: [(0, NO_FRAME); 32],
-            len: 0,
-            spill: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, entry: (i64, FrameId)) {
-        if self.len < self.inline.len() {
-            self.inline[self.len] = entry;
-            self.len += 1;
-        } else {
-            self.spill.push(entry);
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &(i64, FrameId)> {
-        self.inline[..self.len].iter().chain(self.spill.iter())
-    }
-}
+/// 32 entries on the stack (not initialised until pushed), spilling to the heap only for
+/// deeper chains (or loops).
+type ChainList = SmallVec<[(i64, FrameId); 32]>;
 
 /// Links whose newest samples the latest common time read are kept for the walk at that time
 /// (the first this many; further ones are read again).
@@ -357,28 +333,26 @@ enum Unkept {
 
 /// The newest samples [`latest_common_time`] read ([`FrameStore::latest_link`]), for the walk
 /// at the latest common time to reuse where a newest sample is the link at that time.
+/// (Arrays not initialised until pushed: a time-0 lookup pays for the links it keeps only.)
 struct Kept {
-    len: usize,
-    frames: [FrameId; KEPT],
+    frames: ArrayVec<FrameId, KEPT>,
     /// `None` for a frame without cache.
-    links: [Option<LatestLink>; KEPT],
+    links: ArrayVec<Option<LatestLink>, KEPT>,
 }
 
 impl Kept {
     fn new() -> Kept {
         Kept {
-            len: 0,
-            frames: [NO_FRAME; KEPT],
-            links: [None; KEPT],
+            frames: ArrayVec::new(),
+            links: ArrayVec::new(),
         }
     }
 
     #[inline(always)]
     fn keep(&mut self, frame: FrameId, link: Option<LatestLink>) {
-        if self.len < KEPT {
-            self.frames[self.len] = frame;
-            self.links[self.len] = link;
-            self.len += 1;
+        if !self.frames.is_full() {
+            self.frames.push(frame);
+            self.links.push(link);
         }
     }
 
@@ -386,7 +360,8 @@ impl Kept {
     /// cache; a newest sample that is the link at `time`); otherwise why not.
     #[inline(always)]
     fn at(&self, frame: FrameId, time: i64) -> Result<LinkAt, Unkept> {
-        let i = self.frames[..self.len]
+        let i = self
+            .frames
             .iter()
             .position(|&f| f == frame)
             .ok_or(Unkept::Frame)?;
@@ -405,7 +380,7 @@ impl Kept {
 
     /// Whether every link up to the last kept frame was kept.
     fn full(&self) -> bool {
-        self.len == KEPT
+        self.frames.is_full()
     }
 }
 
