@@ -57,12 +57,18 @@ def statics(n):
         time.sleep(1)
 
 
-def burst(n):
-    node = rclpy.create_node("burst_pub")
+def matched_tf_publisher(node_name):
+    """A /tf publisher with tf2_ros's QoS, returned 1 s after a subscriber matched it."""
+    node = rclpy.create_node(node_name)
     pub = node.create_publisher(TFMessage, "/tf", TF_QOS)
     while pub.get_subscription_count() < 1:
         time.sleep(0.05)
     time.sleep(1.0)
+    return node, pub
+
+
+def burst(n):
+    _node, pub = matched_tf_publisher("burst_pub")
     now = time.time_ns()
     for i in range(n):
         pub.publish(TFMessage(transforms=[transform("origin", f"burst_{i}", now, (float(i), 0.0, 0.0))]))
@@ -72,11 +78,7 @@ def burst(n):
 
 
 def held(n):
-    node = rclpy.create_node("held_pub")
-    pub = node.create_publisher(TFMessage, "/tf", TF_QOS)
-    while pub.get_subscription_count() < 1:
-        time.sleep(0.05)
-    time.sleep(1.0)
+    _node, pub = matched_tf_publisher("held_pub")
     pub.publish(TFMessage(transforms=[transform("origin", "held_lead", time.time_ns(), (0.0, 0.0, 0.0))]))
     say("lead sent")
     sys.stdin.readline()
