@@ -759,10 +759,10 @@ mod loom_model {
     /// A validated `interpolate_at` is the interpolation of two real, adjacent samples: with
     /// every payload word linear in the stamp, exactly the query time.
     fn check_interpolated(ring: &OwnedRing, t: i64) {
-        if let Some(tf) = interpolate_at(ring.r(), 0, t, 1) {
+        if let Some((parent, tf)) = interpolate_at(ring.r(), 0, t) {
             let s = Sample {
                 stamp: t,
-                parent: 1,
+                parent: crate::sample::FrameId::try_from(parent).expect("a frame id"),
                 transform: tf,
             };
             check(&s, t, t);
