@@ -28,8 +28,15 @@ pub struct Declines {
     pub ancestor_guess: u64,
     /// At time 0, a link the walk read again because the latest common time did not keep its
     /// newest sample (every link the walk reads at time 0 is one the latest common time read,
-    /// up to 16 links; a store without the transform at hand keeps none).
+    /// up to 16 links, unless a link's parent at that time is not its newest parent; a store
+    /// without the transform at hand keeps none).
     pub kept_newest: u64,
+    /// At time 0, a lookup through a [`crate::FramePair`] (also the names API's cached one)
+    /// that walked because it held no answer kept from an earlier time-0 lookup with every
+    /// count it was read from unchanged: by design the pair's first time-0 lookup in an arena,
+    /// every one after a sample was stored for a frame of its chain, and every one of a chain
+    /// of more than 16 links (see [`crate::FramePair`]).
+    pub kept_answer: u64,
 }
 
 thread_local! {
@@ -40,6 +47,7 @@ thread_local! {
         sign_decision: 0,
         ancestor_guess: 0,
         kept_newest: 0,
+        kept_answer: 0,
     }) };
 }
 

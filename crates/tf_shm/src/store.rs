@@ -93,6 +93,29 @@ pub trait FrameStore {
             .latest_time_and_parent(id)?
             .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
     }
+    /// A count that changes with every change to frame `id`'s link (each sample stored for the
+    /// frame, a kind switch, the frame's first sample), read with acquire ordering: the store
+    /// changes it only after the change is visible to reads. With [`FrameStore::store_version`]
+    /// this lets a caller keep a time-0 answer and give it again while nothing it was read from
+    /// changed (see [`crate::FramePair`]). `None` when the store keeps no such count (the
+    /// default): no answer is kept.
+    fn link_version(&self, _id: FrameId) -> Option<u64> {
+        None
+    }
+    /// Whether [`FrameStore::link_version`] of each of `frames` is the matching one of
+    /// `versions` (equal lengths), loaded with its ordering; what a kept answer checks on every
+    /// call, so a store may do it faster than one frame at a time.
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        frames
+            .iter()
+            .zip(versions)
+            .all(|(&f, &v)| self.link_version(f) == Some(v))
+    }
+    /// A count that changes with every change that is not one frame's (tf2's `clear()`), with
+    /// the ordering of [`FrameStore::link_version`]; `None` as there.
+    fn store_version(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// tf2's `getLatestTimeAndParent` for a frame with a cache, with the newest sample's transform

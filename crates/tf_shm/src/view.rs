@@ -73,9 +73,10 @@ pub struct FramePair {
     target: Box<str>,
     source: Box<str>,
     resolved: Option<([u8; 16], FrameId, FrameId)>,
-    /// Where the last walk found target and source to meet (see
-    /// [`walk::lookup_transform_ids`]): a guess that saves a second walk on a fork.
-    ancestor: FrameId,
+    /// What the walk recorded for the ids in `resolved`: where target and source met (a
+    /// guess that saves a second walk on a fork) and the last time-0 answer with the change
+    /// counts it was read from (see [`walk::Recorded`]).
+    recorded: walk::Recorded,
 }
 
 impl PartialEq for FramePair {
@@ -93,7 +94,7 @@ impl FramePair {
             target: target.into(),
             source: source.into(),
             resolved: None,
-            ancestor: NO_FRAME,
+            recorded: walk::Recorded::default(),
         }
     }
 
@@ -396,7 +397,7 @@ impl ArenaView {
                     target,
                     source,
                     time,
-                    &mut pair.ancestor,
+                    &mut pair.recorded,
                 );
             }
         }
@@ -410,12 +411,15 @@ impl ArenaView {
         pair: &mut FramePair,
         time: i64,
     ) -> Result<(i64, Transform), TransformError> {
+        // What was recorded in another instance is of other ids.
+        pair.recorded.forget_and_make_room();
         let (answer, ids) = walk::lookup_transform_resolving(
             self,
             &pair.target,
             &pair.source,
             time,
-            &mut pair.ancestor,
+            &mut pair.recorded,
+            true,
         )?;
         // Equal names resolve on a later call (their answer needs no walk).
         if let Some((t, s)) = ids {
@@ -635,6 +639,37 @@ impl FrameStore for ArenaView {
         Ok(self
             .latest_time_and_parent(id)?
             .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
+    }
+
+    /// The record's count of accepted samples: the writer adds to it with release ordering after
+    /// the sample (or the kind switch) is stored.
+    #[inline(always)]
+    fn link_version(&self, id: FrameId) -> Option<u64> {
+        self.record(id)
+            .ok()
+            .map(|rec| rec.accepted.load(Ordering::Acquire))
+    }
+
+    /// One bounds check for the frame table, then one load per frame.
+    #[inline(always)]
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        let Some(table) = self
+            .region
+            .frames(self.geo.frames_off, self.geo.max_frames as usize + 1)
+        else {
+            return false;
+        };
+        frames.iter().zip(versions).all(|(&f, &v)| {
+            table
+                .get(f as usize)
+                .is_some_and(|rec| rec.accepted.load(Ordering::Acquire) == v)
+        })
+    }
+
+    /// The header's clear count (`clear()` adds to it with release ordering).
+    #[inline(always)]
+    fn store_version(&self) -> Option<u64> {
+        Some(self.clear_generation())
     }
 
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {

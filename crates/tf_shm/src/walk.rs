@@ -23,6 +23,8 @@
 //! Queries allocate nothing unless they fail (or a chain is deeper than 32 links while
 //! resolving time 0). Every text a failure carries is tf2's (see [`crate::error`]).
 
+use std::cell::Cell;
+
 use arrayvec::ArrayVec;
 use smallvec::SmallVec;
 
@@ -117,9 +119,17 @@ fn gather<S: FrameStore + ?Sized>(
     if let Some(k) = kept {
         match k.at(frame, time) {
             Ok(link) => return Ok(link),
-            Err(Unkept::Frame) if !k.full() => declined(|d| &mut d.kept_newest),
+            Err(Unkept::Frame) => {
+                // A frame the latest common time did not read (a parent at `time` other than
+                // the newest one, or past `KEPT` links): the answer depends on a link whose
+                // change count was not loaded, so it cannot be kept.
+                k.store_version.set(None);
+                if !k.full() {
+                    declined(|d| &mut d.kept_newest);
+                }
+            }
             Err(Unkept::Transform) => declined(|d| &mut d.kept_newest),
-            Err(_) => {}
+            Err(Unkept::Newer) => {}
         }
     }
     let link = match accum {
@@ -181,6 +191,7 @@ fn walk<S: FrameStore + ?Sized>(
     time: i64,
     accum: Accum,
     exact_from: FrameId,
+    latest: Option<&Kept>,
 ) -> Result<Walked, Fail> {
     let interpolate = accum != Accum::Parents;
     let close = accum == Accum::Close;
@@ -191,14 +202,17 @@ fn walk<S: FrameStore + ?Sized>(
             redo: None,
         });
     }
-    // Time 0: the latest common time, keeping the newest samples it read.
+    // Time 0: the latest common time, keeping the newest samples it read (unless the caller
+    // resolved it: then `time` is that time and `latest` what it kept).
     let mut kept_store: Kept;
-    let (time, kept) = if time == 0 {
-        kept_store = Kept::new();
-        let time = latest_common_time(s, target, source, Some(&mut kept_store))?;
-        (time, Some(&kept_store))
-    } else {
-        (time, None)
+    let (time, kept) = match latest {
+        Some(k) => (time, Some(k)),
+        None if time == 0 => {
+            kept_store = Kept::new(s);
+            let time = latest_common_time(s, target, source, Some(&mut kept_store))?;
+            (time, Some(&kept_store))
+        }
+        None => (time, None),
     };
 
     // Source pass.
@@ -332,28 +346,57 @@ enum Unkept {
 }
 
 /// The newest samples [`latest_common_time`] read ([`FrameStore::latest_link`]), for the walk
-/// at the latest common time to reuse where a newest sample is the link at that time.
-/// (Arrays not initialised until pushed: a time-0 lookup pays for the links it keeps only.)
+/// at the latest common time to reuse where a newest sample is the link at that time, with
+/// the store's change counts loaded before them ([`FrameStore::link_version`]), from which a
+/// [`KeptAnswer`] is made. (Arrays not initialised until pushed: a time-0 lookup pays for the
+/// links it keeps only.)
 struct Kept {
     frames: ArrayVec<FrameId, KEPT>,
     /// `None` for a frame without cache.
     links: ArrayVec<Option<LatestLink>, KEPT>,
+    versions: ArrayVec<u64, KEPT>,
+    /// The store's count, loaded before any link was read; `None` once any count is missing,
+    /// a link read was not kept, or the walk read a link that was not (then no answer can be
+    /// kept).
+    store_version: Cell<Option<u64>>,
 }
 
 impl Kept {
-    fn new() -> Kept {
+    fn new<S: FrameStore + ?Sized>(s: &S) -> Kept {
         Kept {
             frames: ArrayVec::new(),
             links: ArrayVec::new(),
+            versions: ArrayVec::new(),
+            store_version: Cell::new(s.store_version()),
         }
     }
 
+    /// Reads `frame`'s newest sample for [`latest_common_time`] and keeps it, loading the
+    /// frame's change count first.
     #[inline(always)]
-    fn keep(&mut self, frame: FrameId, link: Option<LatestLink>) {
-        if !self.frames.is_full() {
-            self.frames.push(frame);
-            self.links.push(link);
+    fn read<S: FrameStore + ?Sized>(
+        &mut self,
+        s: &S,
+        frame: FrameId,
+    ) -> Result<Option<LatestLink>, ArenaError> {
+        let version = s.link_version(frame);
+        let link = s.latest_link(frame)?;
+        match version {
+            Some(v) if !self.frames.is_full() => {
+                self.frames.push(frame);
+                self.links.push(link);
+                self.versions.push(v);
+            }
+            _ => {
+                if !self.frames.is_full() {
+                    self.frames.push(frame);
+                    self.links.push(link);
+                    self.versions.push(0);
+                }
+                self.store_version.set(None);
+            }
         }
+        Ok(link)
     }
 
     /// `frame`'s link at `time` where what was kept of it is that link (a frame without
@@ -409,10 +452,10 @@ fn latest_common_time<S: FrameStore + ?Sized>(
     let mut depth = 0u32;
     let mut common = i64::MAX;
     while frame != NO_FRAME {
-        let link = s.latest_link(frame)?;
-        if let Some(k) = kept.as_deref_mut() {
-            k.keep(frame, link);
-        }
+        let link = match kept.as_deref_mut() {
+            Some(k) => k.read(s, frame)?,
+            None => s.latest_link(frame)?,
+        };
         let Some(LatestLink { stamp, parent, .. }) = link else {
             break;
         };
@@ -428,7 +471,7 @@ fn latest_common_time<S: FrameStore + ?Sized>(
             // The walk at this time reads the target's link too (its source pass stops there
             // after reading it).
             if let Some(k) = kept.as_deref_mut() {
-                k.keep(frame, s.latest_link(frame)?);
+                k.read(s, frame)?;
             }
             return Ok(finish(common));
         }
@@ -444,10 +487,10 @@ fn latest_common_time<S: FrameStore + ?Sized>(
     let mut common = i64::MAX;
     let mut common_parent = NO_FRAME;
     loop {
-        let link = s.latest_link(frame)?;
-        if let Some(k) = kept.as_deref_mut() {
-            k.keep(frame, link);
-        }
+        let link = match kept.as_deref_mut() {
+            Some(k) => k.read(s, frame)?,
+            None => s.latest_link(frame)?,
+        };
         let Some(LatestLink { stamp, parent, .. }) = link else {
             break;
         };
@@ -538,27 +581,56 @@ fn identity_stamp<S: FrameStore + ?Sized>(s: &S, id: Option<FrameId>) -> Result<
 /// every operation tf2 performs) or a rotation within rounding of one of the round trip's
 /// sign decisions — the walk runs again with tf2's slerp on every link and the exact trip, so
 /// the answer is tf2's own there.
+///
+/// At time 0 the latest common time is resolved here, so that a second walk reuses it, and
+/// with `keep` the answer is kept in `rec` with the counts it was read from (see
+/// [`Recorded`]).
 #[inline(always)]
 fn lookup_ids<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
     time: i64,
-    ancestor: &mut FrameId,
+    rec: &mut Recorded,
+    keep: bool,
 ) -> Result<(i64, Transform), Fail> {
-    let mut w = walk(s, target, source, time, Accum::Close, *ancestor)?;
+    if time != 0 {
+        return lookup_at(s, target, source, time, &mut rec.ancestor, None);
+    }
+    let mut kept = Kept::new(s);
+    let time = latest_common_time(s, target, source, Some(&mut kept))?;
+    let answer = lookup_at(s, target, source, time, &mut rec.ancestor, Some(&kept))?;
+    if keep {
+        declined(|d| &mut d.kept_answer);
+        rec.keep_answer(&kept, answer);
+    }
+    Ok(answer)
+}
+
+/// [`lookup_ids`] at a resolved time (`latest`: the newest samples its latest common time
+/// read, when `time` is one).
+#[inline(always)]
+fn lookup_at<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+    time: i64,
+    ancestor: &mut FrameId,
+    latest: Option<&Kept>,
+) -> Result<(i64, Transform), Fail> {
+    let mut w = walk(s, target, source, time, Accum::Close, *ancestor, latest)?;
     match w.redo {
         None => {}
         Some(Redo::From(a)) => {
             declined(|d| &mut d.ancestor_guess);
             *ancestor = a;
-            w = walk(s, target, source, time, Accum::Close, a)?;
+            w = walk(s, target, source, time, Accum::Close, a, latest)?;
             if w.redo.is_some() {
                 // The tree changed between the two walks.
-                return exact_lookup_ids(s, target, source, time);
+                return exact_lookup_ids(s, target, source, time, latest);
             }
         }
-        Some(Redo::Exact) => return exact_lookup_ids(s, target, source, time),
+        Some(Redo::Exact) => return exact_lookup_ids(s, target, source, time, latest),
     }
     let (stamp, raw) = (w.time, w.raw);
     if raw.translation.iter().all(|v| v.is_finite()) {
@@ -573,7 +645,7 @@ fn lookup_ids<S: FrameStore + ?Sized>(
         }
     }
     declined(|d| &mut d.sign_decision);
-    exact_lookup_ids(s, target, source, time)
+    exact_lookup_ids(s, target, source, time, latest)
 }
 
 /// [`lookup_ids`] with tf2's slerp on every link and the exact round trip.
@@ -583,8 +655,9 @@ fn exact_lookup_ids<S: FrameStore + ?Sized>(
     target: FrameId,
     source: FrameId,
     time: i64,
+    latest: Option<&Kept>,
 ) -> Result<(i64, Transform), Fail> {
-    let w = walk(s, target, source, time, Accum::Exact, NO_FRAME)?;
+    let w = walk(s, target, source, time, Accum::Exact, NO_FRAME, latest)?;
     let (stamp, raw) = (w.time, w.raw);
     Ok((
         stamp,
@@ -625,7 +698,7 @@ fn lookup_raw<S: FrameStore + ?Sized>(
     }
     let target_id = validate_lookup_arg(s, "target_frame", target)?;
     let source_id = validate_lookup_arg(s, "source_frame", source)?;
-    walk(s, target_id, source_id, time, Accum::Exact, NO_FRAME)
+    walk(s, target_id, source_id, time, Accum::Exact, NO_FRAME, None)
         .map(|w| (w.time, w.raw))
         .map_err(|f| to_error(s, f, target_id, source_id))
 }
@@ -635,8 +708,8 @@ fn lookup_raw<S: FrameStore + ?Sized>(
 pub(crate) type Resolved = ((i64, Transform), Option<(FrameId, FrameId)>);
 
 /// tf2's string `lookupTransformImpl`, canonicalised (see [`lookup_ids`]), with the ids the
-/// names resolved to, for callers that keep them ([`crate::FramePair`]); `ancestor` as for
-/// [`lookup_transform_recorded`].
+/// names resolved to, for callers that keep them ([`crate::FramePair`]); `rec` as for
+/// [`lookup_transform_recorded`] (`keep`: whether to keep a time-0 answer in it).
 ///
 /// # Errors
 /// As [`lookup_transform`].
@@ -646,14 +719,15 @@ pub(crate) fn lookup_transform_resolving<S: FrameStore + ?Sized>(
     target: &str,
     source: &str,
     time: i64,
-    ancestor: &mut FrameId,
+    rec: &mut Recorded,
+    keep: bool,
 ) -> Result<Resolved, TransformError> {
     if target == source {
         return Ok((identity_answer(s, s.frame_id(target)?, time)?, None));
     }
     let target_id = validate_lookup_arg(s, "target_frame", target)?;
     let source_id = validate_lookup_arg(s, "source_frame", source)?;
-    let answer = lookup_ids(s, target_id, source_id, time, ancestor)
+    let answer = lookup_ids(s, target_id, source_id, time, rec, keep)
         .map_err(|f| to_error(s, f, target_id, source_id))?;
     Ok((answer, Some((target_id, source_id))))
 }
@@ -681,7 +755,7 @@ pub fn lookup_transform<'a, S: FrameStore + ?Sized>(
     time: i64,
 ) -> Result<TransformStamped<'a>, TransformError> {
     let ((stamp, transform), _) =
-        lookup_transform_resolving(s, target, source, time, &mut { NO_FRAME })?;
+        lookup_transform_resolving(s, target, source, time, &mut Recorded::default(), false)?;
     Ok(TransformStamped {
         stamp,
         frame_id: target,
@@ -705,14 +779,13 @@ pub fn lookup_transform_ids<S: FrameStore + ?Sized>(
     source: FrameId,
     time: i64,
 ) -> Result<(i64, Transform), TransformError> {
-    lookup_transform_recorded(s, target, source, time, &mut { NO_FRAME })
+    lookup_transform_recorded(s, target, source, time, &mut Recorded::default())
 }
 
-/// [`lookup_transform_ids`] for a caller that keeps what the walk recorded between calls:
-/// `ancestor` is where the previous walk of this pair found the two passes to meet (the
-/// frame from which links are read with tf2's slerp, see [`walk`]; `NO_FRAME` for none),
-/// updated when the walk finds otherwise. Any value gives the same answer; the right one
-/// saves a second walk on a fork.
+/// [`lookup_transform_ids`] for a caller that keeps what the walk recorded between calls
+/// ([`Recorded`]), which must be of this (`target`, `source`) pair in this store instance.
+/// Any content gives the same answer; the right one saves a second walk on a fork, and at
+/// time 0 the whole walk while no link the kept answer was read from changed.
 ///
 /// # Errors
 /// As [`lookup_transform`].
@@ -722,8 +795,17 @@ pub(crate) fn lookup_transform_recorded<S: FrameStore + ?Sized>(
     target: FrameId,
     source: FrameId,
     time: i64,
-    ancestor: &mut FrameId,
+    rec: &mut Recorded,
 ) -> Result<(i64, Transform), TransformError> {
+    if time == 0 {
+        if let Some(k) = &rec.latest {
+            if let Some(answer) = k.answer {
+                if k.holds(s) {
+                    return Ok(answer);
+                }
+            }
+        }
+    }
     if target == source {
         return Ok(identity_answer(
             s,
@@ -738,7 +820,79 @@ pub(crate) fn lookup_transform_recorded<S: FrameStore + ?Sized>(
             )));
         }
     }
-    lookup_ids(s, target, source, time, ancestor).map_err(|f| to_error(s, f, target, source))
+    lookup_ids(s, target, source, time, rec, true).map_err(|f| to_error(s, f, target, source))
+}
+
+/// What a caller that repeats one lookup keeps between calls ([`crate::FramePair`]): where
+/// the last walk found the two passes to meet, and the last time-0 answer with what it was
+/// read from.
+///
+/// The answer at time 0 depends only on the samples of the links the latest common time and
+/// the walk at that time read; an answer is kept only when the walk read no link the latest
+/// common time did not (it may, where a link's parent at that time is not its newest one).
+/// Those samples change only with a sample stored for one of these frames or a `clear()`. The store counts
+/// both, after the change is visible ([`FrameStore::link_version`],
+/// [`FrameStore::store_version`]); the counts are loaded before the samples they cover and
+/// only grow. So while every count is what it was, a walk now would read what the kept one
+/// read, and the kept answer is given without walking. A count that moved (a write racing the
+/// walk included) means a walk.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Recorded {
+    /// Where the last walk found the two passes to meet (the frame from which links are read
+    /// with tf2's slerp, see [`walk`]; `NO_FRAME` for none).
+    pub(crate) ancestor: FrameId,
+    /// Room for the last time-0 answer, made by [`Recorded::make_room`] (boxed: the names
+    /// API keeps a table of pairs); `None`: no answer is kept.
+    latest: Option<Box<KeptAnswer>>,
+}
+
+/// A time-0 answer and the counts it was read from (see [`Recorded`]).
+#[derive(Clone, Debug, Default)]
+struct KeptAnswer {
+    store_version: u64,
+    frames: ArrayVec<FrameId, KEPT>,
+    versions: ArrayVec<u64, KEPT>,
+    /// `None`: nothing kept.
+    answer: Option<(i64, Transform)>,
+}
+
+impl KeptAnswer {
+    /// Whether no count the answer was read from has moved.
+    #[inline(always)]
+    fn holds<S: FrameStore + ?Sized>(&self, s: &S) -> bool {
+        s.store_version() == Some(self.store_version)
+            && s.links_unchanged(&self.frames, &self.versions)
+    }
+}
+
+impl Recorded {
+    /// Keeps `answer`, read at the latest common time of which `kept` holds what was read,
+    /// or forgets the kept answer when the counts are not all known.
+    fn keep_answer(&mut self, kept: &Kept, answer: (i64, Transform)) {
+        let Some(room) = self.latest.as_deref_mut() else {
+            return;
+        };
+        match kept.store_version.get() {
+            Some(store_version) => {
+                room.store_version = store_version;
+                room.frames.clone_from(&kept.frames);
+                room.versions.clone_from(&kept.versions);
+                room.answer = Some(answer);
+            }
+            None => room.answer = None,
+        }
+    }
+
+    /// Forgets everything recorded (the pair is resolved again, in another store instance)
+    /// and makes room for a time-0 answer if there is none: the pair's first lookup may
+    /// allocate, later ones do not.
+    pub(crate) fn forget_and_make_room(&mut self) {
+        self.ancestor = NO_FRAME;
+        match self.latest.as_deref_mut() {
+            Some(k) => k.answer = None,
+            None => self.latest = Some(Box::default()),
+        }
+    }
 }
 
 /// tf2 `BufferCore::lookupTransform(target, target_time, source, source_time, fixed)`
@@ -784,7 +938,7 @@ fn can_transform_ids<S: FrameStore + ?Sized>(
     if target == source {
         return Ok(());
     }
-    walk(s, target, source, time, Accum::Parents, NO_FRAME)
+    walk(s, target, source, time, Accum::Parents, NO_FRAME, None)
         .map(|_| ())
         .map_err(|f| to_error(s, f, target, source))
 }

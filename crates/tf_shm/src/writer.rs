@@ -514,7 +514,9 @@ impl ArenaWriter {
         h.accepted_total.fetch_add(1, Ordering::Relaxed);
         h.last_write_unix_ns.store(now, Ordering::Relaxed);
         let rec = self.record(child);
-        let accepted = rec.accepted.fetch_add(1, Ordering::Relaxed);
+        // Release: readers that keep a time-0 answer take an unchanged count to mean no sample
+        // of this frame was stored since they read it (`FrameStore::link_version`).
+        let accepted = rec.accepted.fetch_add(1, Ordering::Release);
         let previous = rec.last_parent.swap(parent, Ordering::Relaxed);
         if accepted > 0 && previous != parent {
             rec.parent_changes.fetch_add(1, Ordering::Relaxed);

@@ -115,10 +115,58 @@ fn newest_reads_answer_time_zero_and_newest_stamps() {
                     view.lookup_transform(t, s, time).unwrap();
                 }
             });
-            // Time 0 reuses the newest samples the latest common time read; the newest stamp
+            // Time 0 through a pair gives its kept answer (nothing changed); the newest stamp
             // is the one-attempt read's newest-sample case.
             assert_eq!(d, Declines::default(), "{what}: {t} <- {s}");
+            // The walk at time 0 reuses the newest samples the latest common time read: the
+            // free function keeps no answer, so it walks every time.
+            let d = counted(|| {
+                tf_shm::walk::lookup_transform(&view, t, s, 0).unwrap();
+            });
+            assert_eq!(
+                Declines {
+                    ancestor_guess: 0,
+                    ..d
+                },
+                Declines::default(),
+                "{what}: walk at time 0, {t} <- {s}"
+            );
         }
+    }
+}
+
+#[test]
+fn time_zero_answers_are_kept_while_their_links_are_unchanged() {
+    for (what, view, mut w) in arenas() {
+        for (t, s) in PAIRS {
+            let mut pair = FramePair::new(t, s);
+            reset_declines();
+            for _ in 0..32 {
+                view.lookup_pair(&mut pair, 0).unwrap();
+                view.lookup_transform(t, s, 0).unwrap();
+            }
+            // One walk for the pair, one for the names API's pair; the other 62 lookups give
+            // the kept answers.
+            assert_eq!(declines().kept_answer, 2, "{what}: {t} <- {s}");
+        }
+        // A sample of a frame on no queried chain changes no kept answer; one of `world → map`
+        // (on every chain above the fork) changes all of them.
+        let mut pairs: Vec<FramePair> = PAIRS.iter().map(|(t, s)| FramePair::new(t, s)).collect();
+        for p in &mut pairs {
+            view.lookup_pair(p, 0).unwrap();
+        }
+        put(&mut w, "world", "elsewhere", SAMPLES, 11, false);
+        reset_declines();
+        for p in &mut pairs {
+            view.lookup_pair(p, 0).unwrap();
+        }
+        assert_eq!(declines().kept_answer, 0, "{what}: unrelated frame");
+        put(&mut w, "world", "map", SAMPLES, 0, false);
+        for p in &mut pairs {
+            view.lookup_pair(p, 0).unwrap();
+        }
+        // ("c1", "c2") does not reach `world → map`.
+        assert_eq!(declines().kept_answer, 5, "{what}: world -> map written");
     }
 }
 

@@ -135,7 +135,9 @@ pub struct FrameRecord {
     pub ring: AtomicU64,
     /// Authority of the newest sample, encoded like `name`; 0 = none.
     pub authority: AtomicU64,
-    /// Samples accepted for this frame.
+    /// Samples accepted for this frame (with a kind switch, each one a change of the link).
+    /// Added to with release ordering after the sample is stored: readers that keep a time-0
+    /// answer give it again while this count is unchanged.
     pub accepted: AtomicU64,
     /// Wall-clock time of the newest accepted sample, ns since the Unix epoch.
     pub last_write_unix_ns: AtomicI64,

@@ -117,6 +117,12 @@ impl Region {
         self.at(0)
     }
 
+    /// The frame table's first `n` records (`n` = max frames + 1: id 0 is unused).
+    #[inline]
+    pub(crate) fn frames(&self, frames_off: u64, n: usize) -> Option<&[FrameRecord]> {
+        self.slice(frames_off, n)
+    }
+
     #[inline]
     pub(crate) fn frame(&self, frames_off: u64, id: u32) -> Option<&FrameRecord> {
         let off = (id as u64).checked_mul(std::mem::size_of::<FrameRecord>() as u64)?;
