@@ -67,14 +67,20 @@ def matched_tf_publisher(node_name):
     return node, pub
 
 
-def burst(n):
-    _node, pub = matched_tf_publisher("burst_pub")
+def send_back_to_back(pub, prefix, n):
+    """Publishes n /tf messages back to back (children {prefix}_0 .. {prefix}_{n-1} under origin,
+    one stamp, x = i), prints "sent n", then stays up until killed."""
     now = time.time_ns()
     for i in range(n):
-        pub.publish(TFMessage(transforms=[transform("origin", f"burst_{i}", now, (float(i), 0.0, 0.0))]))
+        pub.publish(TFMessage(transforms=[transform("origin", f"{prefix}_{i}", now, (float(i), 0.0, 0.0))]))
     say(f"sent {n}")
     while True:
         time.sleep(1)
+
+
+def burst(n):
+    _node, pub = matched_tf_publisher("burst_pub")
+    send_back_to_back(pub, "burst", n)
 
 
 def held(n):
@@ -82,12 +88,7 @@ def held(n):
     pub.publish(TFMessage(transforms=[transform("origin", "held_lead", time.time_ns(), (0.0, 0.0, 0.0))]))
     say("lead sent")
     sys.stdin.readline()
-    now = time.time_ns()
-    for i in range(n):
-        pub.publish(TFMessage(transforms=[transform("origin", f"held_{i}", now, (float(i), 0.0, 0.0))]))
-    say(f"sent {n}")
-    while True:
-        time.sleep(1)
+    send_back_to_back(pub, "held", n)
 
 
 def live(hz):

@@ -78,6 +78,17 @@ struct Mapping {
     new_caches: HashMap<FrameId, (u32, Arc<Cache>)>,
 }
 
+impl Mapping {
+    /// The id here of `new_parent`, a parent id read from the new arena. A parent the table
+    /// mapped so far does not hold is damage: `ArenaError::Corrupt { what: "parent" }`.
+    fn parent_here(&self, new_parent: FrameId) -> Result<FrameId, ArenaError> {
+        self.new_to_here
+            .get(new_parent as usize)
+            .copied()
+            .ok_or(ArenaError::Corrupt { what: "parent" })
+    }
+}
+
 /// A frame's effective cache here.
 enum Effective {
     None,
@@ -285,16 +296,15 @@ impl HandoverStore {
         let mut cache = read_cache(&self.new, n)?;
         // Taken after reading the samples, so it knows every parent they name.
         let mut m = self.mapping()?;
-        let here = |s: &mut Sample| {
-            s.parent = m.new_to_here.get(s.parent as usize).copied()?;
-            Some(())
+        let here = |s: &mut Sample| -> Result<(), ArenaError> {
+            s.parent = m.parent_here(s.parent)?;
+            Ok(())
         };
-        let translated = match &mut cache {
-            Cache::Static(s) => here(s),
-            Cache::Dynamic(v) => v.iter_mut().try_for_each(here),
-            Cache::None => Some(()),
-        };
-        translated.ok_or(ArenaError::Corrupt { what: "parent" })?;
+        match &mut cache {
+            Cache::Static(s) => here(s)?,
+            Cache::Dynamic(v) => v.iter_mut().try_for_each(here)?,
+            Cache::None => {}
+        }
         let cache = Arc::new(cache);
         m.new_caches.insert(n, (seen, cache.clone()));
         Ok(cache)
@@ -302,12 +312,7 @@ impl HandoverStore {
 
     /// `s` (read from the new arena) with its parent in this id space.
     fn translated(&self, s: Sample) -> Result<Sample, ArenaError> {
-        let parent = self
-            .mapping()?
-            .new_to_here
-            .get(s.parent as usize)
-            .copied()
-            .ok_or(ArenaError::Corrupt { what: "parent" })?;
+        let parent = self.mapping()?.parent_here(s.parent)?;
         Ok(Sample { parent, ..s })
     }
 
@@ -382,12 +387,7 @@ impl FrameStore for HandoverStore {
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
         if let Some(n) = self.new_answers(id, 0)? {
             if let Some((stamp, parent)) = self.new.latest_time_and_parent(n)? {
-                let s = self.translated(Sample {
-                    stamp,
-                    parent,
-                    transform: crate::sample::Transform::IDENTITY,
-                })?;
-                return Ok(Some((stamp, s.parent)));
+                return Ok(Some((stamp, self.mapping()?.parent_here(parent)?)));
             }
         }
         Ok(match self.effective(id)? {

@@ -24,6 +24,8 @@
 // unsafe lives in two modules only (the mapping, and the fcntl locks), each allowing it
 // explicitly; everywhere else it is an error.
 #![deny(unsafe_code)]
+// Every public item says what it is; CI turns the warning into an error (clippy -D warnings).
+#![warn(missing_docs)]
 
 pub mod arena;
 mod buffer;

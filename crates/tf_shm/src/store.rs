@@ -13,13 +13,31 @@ use crate::sample::{FrameId, Sample, Transform, TransformStamped};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheError {
     /// The cache holds no sample (cleared, or switched kind). tf2 Jazzy: empty message text.
-    NoData { time: i64 },
+    NoData {
+        /// The requested time, ns (0: the newest sample).
+        time: i64,
+    },
     /// One sample only, and `time` is not its stamp.
-    OneSample { time: i64, only: i64 },
+    OneSample {
+        /// The requested time, ns.
+        time: i64,
+        /// The stamp of the one sample, ns.
+        only: i64,
+    },
     /// `time` is newer than the newest sample.
-    Future { time: i64, latest: i64 },
+    Future {
+        /// The requested time, ns.
+        time: i64,
+        /// The newest sample's stamp, ns.
+        latest: i64,
+    },
     /// `time` is older than the oldest sample.
-    Past { time: i64, earliest: i64 },
+    Past {
+        /// The requested time, ns.
+        time: i64,
+        /// The oldest sample's stamp, ns.
+        earliest: i64,
+    },
 }
 
 /// A frame's link at one time, as the walk sees it.

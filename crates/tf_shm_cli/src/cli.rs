@@ -69,11 +69,18 @@ pub enum Command {
     /// the publishers stamp with wall-clock time (as for tf2_monitor). Rates count the samples
     /// the bridge accepted while monitoring; gaps are measured to one poll period.
     Monitor(MonitorArgs),
-    /// Every participant slot of the arena (pid, name, mode; alive, stuck or free again), read
+    /// Every participant entry of the arena (pid, name, mode; alive, stuck or free again), read
     /// from the lock file, even when no bridge serves.
+    ///
+    /// With --json each record's place in the table is `entry` ("owner" or its index); the
+    /// same value is also given as `slot`, its former name, until the next release.
     Participants,
     /// Health checks, each with a code, a one-line verdict and a hint; exit status 1 when a
     /// check fails (to gate a launch or CI).
+    ///
+    /// Codes: RUNTIME_DIR, BRIDGE, COMPAT, CAPACITY, HISTORY, PARENTS, DATA, STALE, REFUSED,
+    /// INTAKE, READY, PARTICIPANTS. PARTICIPANTS was called SLOTS: until the next release
+    /// --json also lists it under SLOTS, marked "replaced_by": "PARTICIPANTS".
     Doctor(DoctorArgs),
     /// Serve the TF of a rosbag2 MCAP file (/tf, /tf_static) through an arena, as the bridge
     /// serves a live robot's: statics first, then /tf at the recorded receive times (--rate),

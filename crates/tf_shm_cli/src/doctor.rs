@@ -1,20 +1,25 @@
 //! `tf_shm doctor`: health checks of the rendezvous and the arena, each with a stable code, a
 //! one-line verdict and a hint. Any failed check makes the exit status 1.
 //!
-//! | code        | fails when                                                              |
-//! |-------------|-------------------------------------------------------------------------|
-//! | RUNTIME_DIR | a rendezvous directory or file is unsafe (other users may write it)     |
-//! | BRIDGE      | no bridge serves the arena                                              |
-//! | COMPAT      | the bridge's arena format, layout or boot differs from this build's     |
-//! | CAPACITY    | the frame table or the names region filled up                           |
-//! | HISTORY     | a frame's history is shorter than the cache time (ring pool exhausted)  |
-//! | PARENTS     | a frame changed parent within the recent window                         |
-//! | DATA        | no transform arrived since the bridge started, or for `--no-data-after` (warns) |
-//! | STALE       | a dynamic frame got no sample for `--stale-periods` of its periods      |
-//! | REFUSED     | the bridge refused transforms (TF_OLD_DATA alone only warns)            |
-//! | INTAKE      | messages were lost on the way in (middleware or the bridge's queue)     |
-//! | READY       | the arena is not declared ready yet (warns: the bridge is catching up)  |
-//! | SLOTS       | a participant slot is stuck: held while its recorded process is gone    |
+//! | code         | fails when                                                                |
+//! |--------------|---------------------------------------------------------------------------|
+//! | RUNTIME_DIR  | a rendezvous directory or file is unsafe (other users may write it)       |
+//! | BRIDGE       | no bridge serves the arena                                                |
+//! | COMPAT       | the bridge's arena format, layout or boot differs from this build's       |
+//! | CAPACITY     | the frame table or the names region filled up                             |
+//! | HISTORY      | a frame's history is shorter than the cache time (ring pool exhausted)    |
+//! | PARENTS      | a frame changed parent within the recent window                           |
+//! | DATA         | no transform arrived since the bridge started, or for `--no-data-after` (warns) |
+//! | STALE        | a dynamic frame got no sample for `--stale-periods` of its periods        |
+//! | REFUSED      | the bridge refused transforms (TF_OLD_DATA alone only warns)              |
+//! | INTAKE       | messages were lost on the way in (middleware or the bridge's queue)       |
+//! | READY        | the arena is not declared ready yet (warns: the bridge is catching up)    |
+//! | PARTICIPANTS | a participant entry is stuck: held while its recorded process is gone     |
+//!
+//! Renamed codes: `PARTICIPANTS` was `SLOTS`. Until the next release `--json` lists such a
+//! check twice, the second time under its former code with `"replaced_by"` naming the new one
+//! (same status, verdict and hint; `ok` and the exit status count it once); text shows the new
+//! code only.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -30,7 +35,7 @@ use tf_shm::{ArenaView, AttachError, Buffer};
 use crate::cli::{DoctorArgs, Global};
 use crate::connect;
 use crate::out::{print_json, Painter, Style};
-use crate::participants::{self, ParticipantRow, SlotState};
+use crate::participants::{self, EntryState, ParticipantRow};
 
 /// Outcome of one check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -57,6 +62,32 @@ pub struct Check {
     pub verdict: String,
     /// What to do about it (empty when healthy).
     pub hint: String,
+    /// Set only on the copy of a renamed check that `--json` lists under its former code: the
+    /// code that replaces it. Absent from the JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<&'static str>,
+}
+
+/// Renamed check codes, `(former, current)`; see the module documentation.
+pub const FORMER_CODES: &[(&str, &str)] = &[("SLOTS", "PARTICIPANTS")];
+
+/// `checks` as `--json` lists them: each renamed check followed by a copy under its former
+/// code.
+pub fn with_former_codes(checks: &[Check]) -> Vec<Check> {
+    let mut out = Vec::with_capacity(checks.len() + FORMER_CODES.len());
+    for c in checks {
+        out.push(c.clone());
+        for &(former, current) in FORMER_CODES {
+            if c.code == current {
+                out.push(Check {
+                    code: former,
+                    replaced_by: Some(current),
+                    ..c.clone()
+                });
+            }
+        }
+    }
+    out
 }
 
 fn check(
@@ -70,6 +101,7 @@ fn check(
         status,
         verdict: verdict.into(),
         hint: hint.into(),
+        replaced_by: None,
     }
 }
 
@@ -473,40 +505,40 @@ fn ready_check(ready_unix_ns: i64, created_unix_ns: i64, now: i64) -> Check {
     )
 }
 
-/// Participant slots, in the words and states of `tf_shm participants` ([`SlotState`]).
-fn slots_check(rows: &[ParticipantRow]) -> Check {
-    let slots: Vec<&ParticipantRow> = rows.iter().filter(|r| r.slot != "owner").collect();
-    let count = |s: SlotState| slots.iter().filter(|r| r.state == s).count();
-    let label = |r: &&ParticipantRow| format!("slot {} (pid {} {})", r.slot, r.pid, r.name);
-    let stuck: Vec<String> = slots
+/// Participant entries, in the words and states of `tf_shm participants` ([`EntryState`]).
+fn participants_check(rows: &[ParticipantRow]) -> Check {
+    let entries: Vec<&ParticipantRow> = rows.iter().filter(|r| r.entry != "owner").collect();
+    let count = |s: EntryState| entries.iter().filter(|r| r.state == s).count();
+    let label = |r: &&ParticipantRow| format!("entry {} (pid {} {})", r.entry, r.pid, r.name);
+    let stuck: Vec<String> = entries
         .iter()
-        .filter(|r| r.state == SlotState::Stuck)
+        .filter(|r| r.state == EntryState::Stuck)
         .map(label)
         .collect();
-    let earlier: Vec<String> = slots
+    let earlier: Vec<String> = entries
         .iter()
-        .filter(|r| r.state == SlotState::Alive && !r.current_arena)
+        .filter(|r| r.state == EntryState::Alive && !r.current_arena)
         .map(label)
         .collect();
     let summary = format!(
-        "{} of {} participant slots alive, {} stuck; {} free again (process ended or detached)",
-        count(SlotState::Alive),
+        "{} of {} participant entries alive, {} stuck; {} free again (process ended or detached)",
+        count(EntryState::Alive),
         tf_shm::rendezvous::MAX_PARTICIPANTS,
         stuck.len(),
-        count(SlotState::Free),
+        count(EntryState::Free),
     );
     if !stuck.is_empty() {
         return check(
-            "SLOTS",
+            "PARTICIPANTS",
             Verdict::Fail,
             format!("{summary}; stuck: {}", some(&stuck)),
-            "a stuck slot's lock is held although its recorded process is gone: a child process \
+            "a stuck entry's lock is held although its recorded process is gone: a child process \
              inherited the lock file descriptor; stop it (see `tf_shm participants`)",
         );
     }
     if !earlier.is_empty() {
         return check(
-            "SLOTS",
+            "PARTICIPANTS",
             Verdict::Warn,
             format!(
                 "{summary}; {} still attached to an earlier arena: {}",
@@ -516,7 +548,7 @@ fn slots_check(rows: &[ParticipantRow]) -> Check {
             "they re-attach by themselves when they use tf_shm::Buffer; otherwise restart them",
         );
     }
-    check("SLOTS", Verdict::Ok, summary, "")
+    check("PARTICIPANTS", Verdict::Ok, summary, "")
 }
 
 /// Whether transforms reach the bridge at all: none since it started (publishers on another
@@ -622,7 +654,7 @@ pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, LocationError> {
         .map(|p| participants::rows(&p))
         .unwrap_or_default();
     let opened = connect::open(g);
-    let owner = rows.iter().find(|r| r.slot == "owner");
+    let owner = rows.iter().find(|r| r.entry == "owner");
     out.extend(bridge_checks(&opened, owner));
     match &opened {
         Ok(b) => out.extend(arena_checks(&b.view(), a)),
@@ -634,7 +666,7 @@ pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, LocationError> {
             }
         }
     }
-    out.push(slots_check(&rows));
+    out.push(participants_check(&rows));
     Ok(out)
 }
 
@@ -682,7 +714,7 @@ pub fn run(g: &Global, a: &DoctorArgs) -> u8 {
         }
         print_json(&Out {
             ok: !failed,
-            checks: &checks,
+            checks: &with_former_codes(&checks),
         });
     } else {
         print!("{}", text(&checks, &Painter::stdout()));

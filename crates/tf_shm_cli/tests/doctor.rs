@@ -119,10 +119,21 @@ fn healthy_arena_passes_every_check() {
             "REFUSED",
             "INTAKE",
             "READY",
+            "PARTICIPANTS",
+            // The same check under its former code, for scripts, until the next release.
             "SLOTS"
         ]
     );
     only_fails(&checks, &[]);
+    let j = dir.run(&["--json", "doctor"]).expect(0).json();
+    let listed = j["checks"].as_array().unwrap();
+    let by_code = |code: &str| listed.iter().find(|c| c["code"] == code).unwrap();
+    let (current, former) = (by_code("PARTICIPANTS"), by_code("SLOTS"));
+    assert_eq!(former["replaced_by"], "PARTICIPANTS", "{j}");
+    assert!(current.get("replaced_by").is_none(), "{j}");
+    for key in ["status", "verdict", "hint"] {
+        assert_eq!(former[key], current[key], "{key}: {j}");
+    }
     let text = dir.run(&["doctor"]).expect(0).stdout();
     eprintln!("{text}");
     assert!(
@@ -133,6 +144,10 @@ fn healthy_arena_passes_every_check() {
         "{text}"
     );
     assert!(text.ends_with("12 checks: 0 failed, 0 warned\n"), "{text}");
+    assert!(
+        !text.contains("SLOTS"),
+        "text shows current codes only:\n{text}"
+    );
 }
 
 #[test]
@@ -364,12 +379,12 @@ fn full_frame_table_fails_capacity() {
 }
 
 #[test]
-fn slot_held_by_a_dead_process_fails() {
+fn participant_entry_held_by_a_dead_process_fails() {
     let dir = TestDir::new("dsl");
     let mut owner = dir.owner(small_config());
     healthy(&mut owner);
     let lock_path = dir.path().join("0/default.lock");
-    // A process that is gone (reaped), recorded in slot 200 ...
+    // A process that is gone (reaped), recorded in entry 200 ...
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     let dead_pid = gone.id();
     gone.wait().unwrap();
@@ -390,18 +405,19 @@ fn slot_held_by_a_dead_process_fails() {
     let holder = LockFile::open_read(&lock_path).unwrap();
     holder.hold_participant(200).unwrap();
     let checks = doctor(&dir, &[], 1);
-    only_fails(&checks, &["SLOTS"]);
-    let verdict = status(&checks, "SLOTS").1;
+    only_fails(&checks, &["PARTICIPANTS", "SLOTS"]);
+    let verdict = status(&checks, "PARTICIPANTS").1;
     assert!(
-        verdict.contains(&format!("slot 200 (pid {dead_pid} ghost)")),
+        verdict.contains(&format!("entry 200 (pid {dead_pid} ghost)")),
         "{verdict}"
     );
+    assert_eq!(status(&checks, "SLOTS").1, verdict);
     let p = dir.run(&["participants"]).expect(0).stdout();
     assert!(p.contains("lock held but process gone"), "{p}");
     let line = p.lines().find(|l| l.contains("ghost")).unwrap();
     assert!(line.contains("stuck"), "{line}");
     assert!(
-        verdict.contains("0 of 256 participant slots alive, 1 stuck"),
+        verdict.contains("0 of 256 participant entries alive, 1 stuck"),
         "{verdict}"
     );
     drop(holder);
@@ -530,7 +546,7 @@ fn bridge_without_transforms_warns_data() {
 }
 
 #[test]
-fn participants_and_doctor_agree_on_slots() {
+fn participants_and_doctor_agree_on_entries() {
     let dir = TestDir::new("dag");
     let mut owner = dir.owner(small_config());
     healthy(&mut owner);
@@ -539,7 +555,7 @@ fn participants_and_doctor_agree_on_slots() {
         .participant_name("rviz_like")
         .open()
         .unwrap();
-    // CLI runs join and exit: their slots are released by the kernel and granted again.
+    // CLI runs join and exit: their entries are released by the kernel and granted again.
     for _ in 0..3 {
         dir.run(&["tree"]).expect(0);
     }
@@ -547,7 +563,7 @@ fn participants_and_doctor_agree_on_slots() {
     let ps = j["participants"].as_array().unwrap();
     let count = |state: &str| {
         ps.iter()
-            .filter(|p| p["slot"] != "owner" && p["state"] == state)
+            .filter(|p| p["entry"] != "owner" && p["state"] == state)
             .count()
     };
     assert_eq!(ps[0]["state"], "alive");
@@ -563,21 +579,21 @@ fn participants_and_doctor_agree_on_slots() {
     let text = dir.run(&["participants"]).expect(0).stdout();
     let line = text.lines().find(|l| l.contains(" tf_shm ")).unwrap();
     assert!(
-        line.contains("free") && line.contains("process ended; slot reclaimed"),
+        line.contains("free") && line.contains("process ended; entry reclaimed"),
         "{text}"
     );
     assert!(!text.contains("dead"), "{text}");
-    // doctor counts the same records the same way. The doctor run itself holds a slot while it
+    // doctor counts the same records the same way. The doctor run itself holds an entry while it
     // reads, so it may see one more alive than participants did.
     let checks = doctor(&dir, &[], 0);
-    let (st, verdict) = status(&checks, "SLOTS");
+    let (st, verdict) = status(&checks, "PARTICIPANTS");
     assert_eq!(st, "ok", "{verdict}");
     let alive = count("alive");
     assert!(
         verdict.starts_with(&format!(
-            "{alive} of 256 participant slots alive, 0 stuck; "
+            "{alive} of 256 participant entries alive, 0 stuck; "
         )) || verdict.starts_with(&format!(
-            "{} of 256 participant slots alive, 0 stuck; ",
+            "{} of 256 participant entries alive, 0 stuck; ",
             alive + 1
         )),
         "{verdict} vs {j}"

@@ -47,7 +47,10 @@ fn help_documents_options_and_units() {
             "monitor",
             &["--rate <HZ>", "--poll <HZ>", "--count <N>", "wall clock"],
         ),
-        ("participants", &["pid", "alive, stuck or free", "--json"]),
+        (
+            "participants",
+            &["pid", "alive, stuck or free", "--json", "`entry`", "`slot`"],
+        ),
         (
             "doctor",
             &[
@@ -56,6 +59,7 @@ fn help_documents_options_and_units() {
                 "--recent <SEC>",
                 "--strict",
                 "exit status 1",
+                "PARTICIPANTS was called SLOTS",
             ],
         ),
     ];

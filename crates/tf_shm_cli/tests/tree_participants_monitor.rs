@@ -217,7 +217,7 @@ fn participants_from_the_lock_file_with_and_without_an_owner() {
     eprintln!("{out}");
     let lines: Vec<&str> = out.lines().collect();
     assert!(
-        lines[0].contains("slot") && lines[0].contains("pid") && lines[0].contains("state"),
+        lines[0].contains("entry") && lines[0].contains("pid") && lines[0].contains("state"),
         "{out}"
     );
     assert!(
@@ -239,12 +239,17 @@ fn participants_from_the_lock_file_with_and_without_an_owner() {
     );
     let j = dir.run(&["--json", "participants"]).expect(0).json();
     let ps = j["participants"].as_array().unwrap();
-    assert_eq!(ps[0]["slot"], "owner");
+    assert_eq!(ps[0]["entry"], "owner");
+    // `slot`, the former name of `entry`, is kept for scripts until the next release.
+    assert!(ps.iter().all(|p| p["slot"] == p["entry"]), "{j}");
+    assert!(ps[1..].iter().all(|p| p["entry"]
+        .as_str()
+        .is_some_and(|e| e.parse::<u32>().is_ok())));
     assert_eq!(ps[0]["pid"], std::process::id());
     assert!(ps
         .iter()
         .any(|p| p["name"] == "rviz_like" && p["alive"] == true && p["mode"] == "read-only"));
-    // The owner gone: the lock file still tells who was there; their slots are free again.
+    // The owner gone: the lock file still tells who was there; their entries are free again.
     drop(consumer);
     drop(owner);
     let j = dir.run(&["--json", "participants"]).expect(0).json();
