@@ -103,7 +103,20 @@ pub struct TfShm {
     views: Vec<ArenaView>,
     /// Per scenario, one resolved handle per pair (as a hot loop would keep them).
     pairs: Vec<Vec<FramePair>>,
-    resolved: bool,
+    how: How,
+}
+
+/// How a [`TfShm`] arm looks up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum How {
+    /// `lookup_pair` on a `FramePair` per pair, kept across lookups.
+    Pair,
+    /// `lookup_transform` by names (the per-thread cache of pairs).
+    Names,
+    /// `tf_shm::walk::lookup_transform`: by names, keeping nothing between lookups — at time
+    /// 0 what a lookup costs when its chain changed since the last one (a pair keeps its
+    /// time-0 answer only while no link of it changes).
+    Walk,
 }
 
 impl TfShm {
@@ -111,7 +124,7 @@ impl TfShm {
         name: &'static str,
         views: Vec<ArenaView>,
         scenarios: &[Scenario],
-        resolved: bool,
+        how: How,
     ) -> TfShm {
         let pairs = scenarios
             .iter()
@@ -121,7 +134,7 @@ impl TfShm {
             name,
             views,
             pairs,
-            resolved,
+            how,
         }
     }
 }
@@ -133,15 +146,22 @@ impl Arm for TfShm {
 
     fn answer(&mut self, cell: &Cell, q: &Query) -> Result<Answer, String> {
         let view = &self.views[cell.sc];
-        let (stamp, t) = if self.resolved {
-            view.lookup_pair(&mut self.pairs[cell.sc][q.pair], q.time)
-                .map_err(|e| e.to_string())?
-        } else {
-            let (target, source) = &cell.scenario.pairs[q.pair];
-            let r = view
-                .lookup_transform(target, source, q.time)
-                .map_err(|e| e.to_string())?;
-            (r.stamp, r.transform)
+        let (target, source) = &cell.scenario.pairs[q.pair];
+        let (stamp, t) = match self.how {
+            How::Pair => view
+                .lookup_pair(&mut self.pairs[cell.sc][q.pair], q.time)
+                .map_err(|e| e.to_string())?,
+            How::Names => {
+                let r = view
+                    .lookup_transform(target, source, q.time)
+                    .map_err(|e| e.to_string())?;
+                (r.stamp, r.transform)
+            }
+            How::Walk => {
+                let r = tf_shm::walk::lookup_transform(view, target, source, q.time)
+                    .map_err(|e| e.to_string())?;
+                (r.stamp, r.transform)
+            }
         };
         Ok(Answer {
             stamp: Some(stamp),
@@ -155,7 +175,7 @@ impl Arm for TfShm {
         let qs = &cell.queries;
         let mut sum = 0.0;
         let mut i = 0;
-        if self.resolved {
+        if self.how == How::Pair {
             let pairs = &mut self.pairs[cell.sc];
             for _ in 0..n {
                 let q = &qs[i];
@@ -167,10 +187,16 @@ impl Arm for TfShm {
             }
         } else {
             let names = &cell.scenario.pairs;
+            let walk = self.how == How::Walk;
             for _ in 0..n {
                 let q = &qs[i];
                 let (target, source) = &names[q.pair];
-                sum += match view.lookup_transform(target, source, black_box(q.time)) {
+                let r = if walk {
+                    tf_shm::walk::lookup_transform(view, target, source, black_box(q.time))
+                } else {
+                    view.lookup_transform(target, source, black_box(q.time))
+                };
+                sum += match r {
                     Ok(r) => r.transform.translation[0],
                     Err(_) => f64::NAN,
                 };

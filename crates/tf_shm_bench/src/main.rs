@@ -26,7 +26,7 @@ use std::process::{Command, Stdio};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use arms::{Answer, Arm, Cell, Tf2, TfShm, TfTree};
+use arms::{Answer, Arm, Cell, How, Tf2, TfShm, TfTree};
 use scenario::{Scenario, TimeKind};
 use tf_shm::rendezvous::{Join, Serve};
 use tf_shm::{Arena, ArenaConfig, ArenaView, FramePair};
@@ -183,6 +183,7 @@ const A_REMOTE: usize = 2;
 const A_TF2: usize = 3;
 const A_TREE: usize = 4;
 const A_MIN: usize = 5;
+const A_WALK: usize = 6;
 
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("--writer-child") {
@@ -209,23 +210,29 @@ fn main() {
             "tf_shm pair",
             local.clone(),
             &scenarios,
-            true,
+            How::Pair,
         ))),
         Some(Box::new(TfShm::new(
             "tf_shm names",
             local.clone(),
             &scenarios,
-            false,
+            How::Names,
         ))),
         Some(Box::new(TfShm::new(
             "tf_shm pair, other process",
             remote.clone(),
             &scenarios,
-            true,
+            How::Pair,
         ))),
         Some(Box::new(Tf2::new(&scenarios))),
         None,
         Some(Box::new(minimal::Minimal::new(&scenarios))),
+        Some(Box::new(TfShm::new(
+            "tf_shm walk",
+            local.clone(),
+            &scenarios,
+            How::Walk,
+        ))),
     ];
     let tf_tree_error = match tf_tree {
         Ok(t) => {
@@ -241,6 +248,7 @@ fn main() {
         "tf2",
         "tf_tree",
         "minimal",
+        "tf_shm walk",
     ];
 
     let mut results = Vec::new();
@@ -739,7 +747,10 @@ fn print_report(
          tf_tree = `Plan::at` / `Plan::latest_common` with one `Guard` per batch; *minimal* = \
          the same reads and arithmetic as `lookup_pair`'s common case written inline over plain \
          memory, nothing else (chains queried inside their history only; see \
-         `crates/tf_shm_bench/src/minimal.rs`).\n",
+         `crates/tf_shm_bench/src/minimal.rs`); *walk* = `tf_shm::walk::lookup_transform` by \
+         names, keeping nothing between lookups: at time 0, what a lookup costs when a link of \
+         its chain changed since the last one (a pair, and the names API's cached one, give \
+         their kept time-0 answer while no link of the chain changes).\n",
         o.queries
     );
     print!("| scenario | query |");
@@ -756,18 +767,20 @@ fn print_report(
         println!();
     }
 
-    println!("\n### Ratios (median [min–max] of per-round ratios; > 1 means tf_shm is faster, except in the last column)\n");
-    println!("| scenario | query | tf2 / tf_shm names | tf2 / tf_shm pair | tf_tree / tf_shm pair | other process / in-process (pair) | tf_shm pair / minimal |");
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("\n### Ratios (median [min–max] of per-round ratios; > 1 means tf_shm is faster, except in the last two columns)\n");
+    println!("| scenario | query | tf2 / tf_shm names | tf2 / tf_shm pair | tf_tree / tf_shm pair | tf_tree / tf_shm walk | other process / in-process (pair) | tf_shm names / pair | tf_shm pair / minimal |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in results {
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.scenario,
             r.kind.label(),
             fmt_ratio(ratios(&r.ns[A_TF2], &r.ns[A_NAMES])),
             fmt_ratio(ratios(&r.ns[A_TF2], &r.ns[A_PAIR])),
             fmt_ratio(ratios(&r.ns[A_TREE], &r.ns[A_PAIR])),
+            fmt_ratio(ratios(&r.ns[A_TREE], &r.ns[A_WALK])),
             fmt_ratio(ratios(&r.ns[A_REMOTE], &r.ns[A_PAIR])),
+            fmt_ratio(ratios(&r.ns[A_NAMES], &r.ns[A_PAIR])),
             fmt_ratio(ratios(&r.ns[A_PAIR], &r.ns[A_MIN])),
         );
     }
