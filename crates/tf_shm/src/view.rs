@@ -65,9 +65,13 @@ enum FrameLink<'a> {
     Dynamic(crate::arena::region::RingRef<'a>),
 }
 
-/// A (target, source) pair for [`ArenaView::lookup_pair`]: the names, and the frame ids they
+/// A (target, source) pair for [`ArenaView::lookup_pair`]: the names, the frame ids they
 /// resolved to in one arena instance (ids never change within an instance: frames are never
-/// unpublished). Pairs compare by their names.
+/// unpublished), and what tf2's walk recorded for them: where the two passes met, and the
+/// last time-0 answer with the change counts of the links it was read from, given again
+/// without walking while none of them changed (a sample stored for any frame of the chain,
+/// or `clear()`, means a walk). None of it changes an answer, only its cost. Pairs compare by
+/// their names.
 #[derive(Clone, Debug)]
 pub struct FramePair {
     target: Box<str>,
@@ -380,7 +384,9 @@ impl ArenaView {
     /// ids on first use (and again only if the pair was last used with another arena), so
     /// repeated lookups do no string work. The answer is tf2's walk's on those ids
     /// ([`walk::lookup_transform_ids`]), the same code and the same bits as
-    /// [`ArenaView::lookup_transform`].
+    /// [`ArenaView::lookup_transform`]; at time 0, the pair's kept answer while no link of
+    /// its chain changed since it was read (see [`FramePair`]). The first lookup of a pair in
+    /// an arena may allocate; later ones do not.
     ///
     /// Returns the stamp (ns; as `lookup_transform`) and `T_target_source`.
     /// Errors: exactly those of [`walk::lookup_transform`].
