@@ -893,6 +893,52 @@ fn print_report(
             );
         }
     }
+    // The one lookup engine's targets.
+    let ratio =
+        |r: &CellResult, a: usize, b: usize| ratios(&r.ns[a], &r.ns[b]).map_or(f64::NAN, |x| x.0);
+    let verdict = |ok: bool| if ok { "met" } else { "**missed**" };
+    let mut worst: Option<(f64, String)> = None;
+    for r in results
+        .iter()
+        .filter(|r| r.scenario.starts_with("chain depth"))
+    {
+        let m = ratio(r, A_NAMES, A_PAIR);
+        if worst.as_ref().is_none_or(|(w, _)| m > *w) {
+            worst = Some((m, format!("{} / {}", r.scenario, r.kind.label())));
+        }
+    }
+    if let Some((m, cell)) = worst {
+        println!(
+            "- by name within 1.2× of the pair in every chain cell: worst {m:.2}× ({cell}) → {}",
+            verdict(m <= 1.2)
+        );
+    }
+    for d in [1, 3, 8] {
+        if let Some(r) = find(&format!("chain depth {d}"), TimeKind::Latest) {
+            let c = ratio(r, A_TREE, A_PAIR);
+            let w = ratio(r, A_TREE, A_WALK);
+            println!(
+                "- time 0 through a pair ≥ 1.3× tf_tree `latest_common` at depth {d}: {c:.1}× \
+                 (kept answer; {w:.1}× walking, after its chain changed) → {}",
+                verdict(c >= 1.3)
+            );
+        }
+    }
+    if let Some(r) = find("chain depth 3", TimeKind::Latest) {
+        let n = ratio(r, A_TF2, A_NAMES);
+        println!(
+            "- by name ≥ 3× tf2 at time 0, depth 3: {n:.1}× → {}",
+            verdict(n >= 3.0)
+        );
+    }
+    if let Some(r) = find("chain depth 3", TimeKind::Interp) {
+        let t = ratio(r, A_TF2, A_PAIR);
+        let c = ratio(r, A_TREE, A_PAIR);
+        println!(
+            "- interpolated at depth 3 ≥ 5× tf2 and ≥ 1.5× tf_tree (pair): {t:.1}× / {c:.1}× → {}",
+            verdict(t >= 5.0 && c >= 1.5)
+        );
+    }
 
     println!("\n### Where tf_shm loses or misses (generated from the numbers above)\n");
     // One line per comparison, listing the cells, so the section stays readable when most
