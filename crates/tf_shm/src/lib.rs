@@ -34,6 +34,8 @@ pub mod fast_path;
 pub mod handover_store;
 pub mod history;
 pub mod inspect;
+#[cfg(test)]
+mod kept_answer_order;
 pub mod math;
 pub(crate) mod pair_cache;
 pub mod queries;
