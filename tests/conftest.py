@@ -15,11 +15,16 @@ def netns():
         return
     if os.geteuid() != 0:
         pytest.fail("needs root for a loopback-only network namespace (unshare -n)")
-    holder = subprocess.Popen(["unshare", "-n", "sh", "-c", "ip link set lo up && echo up && exec sleep 86400"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        ["unshare", "-n", "sh", "-c", "ip link set lo up && echo up && exec sleep 86400"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout.readline().strip() == "up", "could not set up the network namespace"
     prefix = ["nsenter", f"--net=/proc/{holder.pid}/ns/net", "--"]
-    links = subprocess.run(prefix + ["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout
+    links = subprocess.run(
+        prefix + ["ip", "-o", "link"], capture_output=True, text=True, check=True
+    ).stdout
     assert [line.split(":")[1].strip() for line in links.splitlines()] == ["lo"], links
     yield prefix
     holder.kill()

@@ -55,8 +55,13 @@ def main():
             answers.append({"e": "%s: %s" % (type(exc).__name__, exc)})
             continue
         t, q = ts.transform.translation, ts.transform.rotation
-        answers.append({"s": ts.header.stamp.secs * NS + ts.header.stamp.nsecs,
-                        "t": [t.x, t.y, t.z], "q": [q.x, q.y, q.z, q.w]})
+        answers.append(
+            {
+                "s": ts.header.stamp.secs * NS + ts.header.stamp.nsecs,
+                "t": [t.x, t.y, t.z],
+                "q": [q.x, q.y, q.z, q.w],
+            }
+        )
     json.dump(answers, sys.stdout)
 
 
