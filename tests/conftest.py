@@ -1,10 +1,11 @@
-"""Fixtures shared by tests/ros and tests/e2e."""
+"""Fixtures shared by tests/ros and tests/e2e (their harness is tests/harness.py)."""
 
 import os
 import socket
 import subprocess
 
 import pytest
+from harness import Run, build
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +30,17 @@ def netns():
     yield prefix
     holder.kill()
     holder.wait()
+
+
+@pytest.fixture(scope="session")
+def built():
+    """The bridge, the CLI and the latency probe, built once per session."""
+    build()
+
+
+@pytest.fixture
+def run(built, netns):
+    """One test's world (`harness.Run`): its processes are stopped and its files removed after."""
+    r = Run(netns)
+    yield r
+    r.close()

@@ -108,7 +108,12 @@ def run(path, *args):
     prefix = [] if isolated() else ["unshare", "-n"]
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", NO_COLOR="1")
     return subprocess.run(
-        prefix + [str(path), *args], capture_output=True, text=True, timeout=30, env=env
+        prefix + [str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
     )
 
 

@@ -11,20 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_pr2 import (  # noqa: F401 - fixtures are used by name
-    PAIRS,
-    STAMP_BASE_NS,
-    assert_same,
-    built,
-    newest_common,
-    reference,
-    run,
-    tree,
-    wait_complete,
-    wait_for,
-)
-
-ROOT = Path(__file__).resolve().parents[2]
+from harness import ROOT, STAMP_BASE_NS, tree, wait_for
+from test_pr2 import PAIRS, assert_same, newest_common, reference, wait_complete
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +42,7 @@ def pr2_through_bridge(world):
     return pub, newest_common(wait_complete(world, [bridge, pub]))
 
 
-def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):  # noqa: F811
+def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):
     pub, t0 = pr2_through_bridge(run)
 
     def two_seconds_on():
@@ -98,7 +86,7 @@ def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):  # noqa
     print(f"\n{len(answers) - 1} TransformStamped equal tf2's; largest difference {worst:.2e}")
 
 
-def test_example_listener_runs_against_the_bridge(run, tf_shm_package):  # noqa: F811
+def test_example_listener_runs_against_the_bridge(run, tf_shm_package):
     pr2_through_bridge(run)
     ex = run.start(
         "example",

@@ -60,10 +60,11 @@ class World:
             self.env.pop(var, None)
 
     def start(self, argv, name):
-        err = open(self.dir / f"{name}.err", "w")  # noqa: SIM115 (the process keeps it)
-        p = subprocess.Popen(
-            self.netns + argv, env=self.env, stdout=subprocess.PIPE, stderr=err, text=True
-        )
+        # The process gets its own copy of the descriptor: ours is closed once it started.
+        with open(self.dir / f"{name}.err", "w") as err:
+            p = subprocess.Popen(
+                self.netns + argv, env=self.env, stdout=subprocess.PIPE, stderr=err, text=True
+            )
         p.name, p.err = name, self.dir / f"{name}.err"
         self.procs.append(p)
         return p

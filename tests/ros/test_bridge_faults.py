@@ -5,7 +5,8 @@ Real processes in a loopback-only network namespace (ROS_AUTOMATIC_DISCOVERY_RAN
 with both cores kept busy by busy loops at normal priority where the issue asks for it.
 Publishers: tests/ros/tf_faults_publisher.py; consumers: the `tf_shm` CLI and
 crates/tf_shm/examples/restart_probe.rs. Fixtures (build, netns, one run's world) are the e2e
-test's (tests/e2e/test_pr2.py).
+tests' (tests/conftest.py, tests/harness.py); TF_SHM_TEST_BRIDGE names another bridge binary for
+before/after measurements.
 
 Run: scripts/ros-env.sh run python3 -m pytest tests/ros/test_bridge_faults.py   (as root)
 """
@@ -20,13 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-import test_pr2
-from test_pr2 import BIN, ROOT, built, run, tree, wait_for  # noqa: F401
-
-# For before/after measurements: another bridge binary (e.g. one built from an older commit).
-test_pr2.BRIDGE = os.environ.get("TF_SHM_TEST_BRIDGE", test_pr2.BRIDGE)
+from harness import BIN, ROOT, tree, wait_for
 
 PUB = str(Path(__file__).with_name("tf_faults_publisher.py"))
 PROBE = str(BIN / "examples" / "restart_probe")
@@ -214,7 +209,7 @@ def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
         # Wait until the new arena is ready and every probe had time to follow it.
         wait_for(
             f"restart {k}: arena ready",
-            lambda: (
+            lambda bridge=bridge: (
                 run.check_alive(bridge, pub, *probes)
                 or doctor(run).get("READY", {}).get("status") == "ok"
             ),
@@ -231,8 +226,10 @@ def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
         results.append(json.loads(out.strip().splitlines()[-1]))
     since_kill = sorted((rc - k) / 1e6 for rc, k in zip(receipts, kills))
     summary = [
-        f"new bridge had /tf data after the kill: p50 {since_kill[len(since_kill) // 2]:.0f} ms "
-        f"max {since_kill[-1]:.0f} ms"
+        (
+            "new bridge had /tf data after the kill: "
+            f"p50 {since_kill[len(since_kill) // 2]:.0f} ms max {since_kill[-1]:.0f} ms"
+        )
     ]
     for i, r in enumerate(results):
         stale = sorted(s["stale_ms"] for s in r["swaps"])
