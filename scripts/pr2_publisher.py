@@ -118,7 +118,7 @@ def load_urdf(path):
     joints = [Joint(el) for el in ET.parse(path).getroot().findall("joint")]
     for j in joints:
         if j.type not in MOVING + DEFAULT_POSE + ("fixed",):
-            raise SystemExit("pr2_publisher: joint %s has unknown type %r" % (j.name, j.type))
+            raise SystemExit(f"pr2_publisher: joint {j.name} has unknown type {j.type!r}")
     return joints
 
 
@@ -183,7 +183,8 @@ class Publisher:
                 durability=DurabilityPolicy.TRANSIENT_LOCAL,
             ),
         )
-        self.log = open(log_path, "w") if log_path else None
+        # Open for the publisher's life: close() closes it.
+        self.log = open(log_path, "w") if log_path else None  # noqa: SIM115
 
     def send(self, items, stamp_ns, static):
         """items: [(parent, child, xyz, quat)]; logs them, then publishes one TFMessage."""
@@ -250,7 +251,7 @@ def main():
         if args.stamp_base is not None
         else time.time_ns() // 1000 * 1000
     )
-    ticks = None if args.duration is None else int(round(args.duration * 100))
+    ticks = None if args.duration is None else round(args.duration * 100)
 
     pub = Publisher(args.log)
     stop = []
@@ -260,8 +261,8 @@ def main():
     moving = [j for j in joints if j.type != "fixed"]
     pub.send(fixed, base_ns, True)
     print(
-        "pr2_publisher: %d static, %d moving joints; stamps from %.6f s"
-        % (len(fixed), len(moving), base_ns / 1e9),
+        f"pr2_publisher: {len(fixed)} static, {len(moving)} moving joints; "
+        f"stamps from {base_ns / 1e9:.6f} s",
         flush=True,
     )
 

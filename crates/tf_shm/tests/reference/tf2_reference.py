@@ -86,9 +86,9 @@ try:
     from geometry_msgs.msg import TransformStamped
 except ImportError as exc:  # pragma: no cover - environment problem
     sys.stderr.write(
-        "tf2_reference: cannot import Debian's tf2 (%s).\n"
+        f"tf2_reference: cannot import Debian's tf2 ({exc}).\n"
         "Install it: apt-get install -y python3-tf2 python3-geometry-msgs, and run with "
-        "/usr/bin/python3.\n" % exc
+        "/usr/bin/python3.\n"
     )
     sys.exit(3)
 
@@ -117,12 +117,12 @@ class Stamp:
 def ros1_ns(secs):
     """Integer ns that ros::Time::fromSec stores for a double."""
     s = math.floor(secs)
-    return int(s) * NS + int(math.floor((secs - s) * 1e9 + 0.5))
+    return s * NS + math.floor((secs - s) * 1e9 + 0.5)
 
 
 def check_time(ns):
     if ns < 0 or ros1_ns(ns / 1e9) != ns:
-        raise HarnessError("time %d ns does not survive tf2_py's double conversion" % ns)
+        raise HarnessError(f"time {ns} ns does not survive tf2_py's double conversion")
 
 
 def strip_slash(name):
@@ -273,7 +273,7 @@ def gen_scenario(rng, name):
     t0 = (dur + rng.randrange(NS, 20000 * NS)) // US * US
     n = rng.randint(2, 21)
     shape = rng.choice(["chain", "bushy", "bushy", "forest", "forest"])
-    names = ["f%d" % i for i in range(n)]
+    names = [f"f{i}" for i in range(n)]
     parent = [None]
     for i in range(1, n):
         if shape == "chain":
@@ -690,7 +690,7 @@ def convert_extrapolation(text):
     """ROS 1 extrapolation text -> (ROS 2 class, ROS 2 text)."""
     pos = text.find(SUFFIX)
     if pos < 0:
-        raise HarnessError("extrapolation text without suffix: %r" % text)
+        raise HarnessError(f"extrapolation text without suffix: {text!r}")
     head, suffix = text[:pos], text[pos:]
     if head == "":
         return "NoDataForExtrapolationException", suffix
@@ -702,17 +702,17 @@ def convert_extrapolation(text):
             else "BackwardExtrapolationException"
         )
         return cls, (
-            "Lookup would require extrapolation into the %s.  Requested time %s but the "
-            "%s data is at time %s"
-            % (m.group(2), ros2_time(m.group(3)), m.group(4), ros2_time(m.group(5)))
+            f"Lookup would require extrapolation into the {m.group(2)}.  "
+            f"Requested time {ros2_time(m.group(3))} but the "
+            f"{m.group(4)} data is at time {ros2_time(m.group(5))}"
         ) + suffix
     m = ONE_RE.match(head)
     if m:
         return "NoDataForExtrapolationException", (
-            "Lookup would require extrapolation at time %s, but only time %s is in the buffer"
-            % (ros2_time(m.group(1)), ros2_time(m.group(2)))
+            f"Lookup would require extrapolation at time {ros2_time(m.group(1))}, "
+            f"but only time {ros2_time(m.group(2))} is in the buffer"
         ) + suffix
-    raise HarnessError("unknown extrapolation text: %r" % text)
+    raise HarnessError(f"unknown extrapolation text: {text!r}")
 
 
 def convert_error(cls, text):
@@ -722,20 +722,20 @@ def convert_error(cls, text):
         m = INVALID_EMPTY_RE.match(text)
         if m:
             return cls, (
-                'Invalid argument "" passed to %s - in tf2 frame_ids cannot be empty' % m.group(1)
+                f'Invalid argument "" passed to {m.group(1)} - in tf2 frame_ids cannot be empty'
             )
         m = INVALID_SLASH_RE.match(text)
         if m:
             return cls, (
-                'Invalid argument "%s" passed to %s - in tf2 frame_ids cannot start '
-                "with a '/'" % (m.group(1), m.group(2))
+                f'Invalid argument "{m.group(1)}" passed to {m.group(2)} - '
+                "in tf2 frame_ids cannot start with a '/'"
             )
-        raise HarnessError("unknown InvalidArgument text: %r" % text)
+        raise HarnessError(f"unknown InvalidArgument text: {text!r}")
     if cls == "TransformException" and text.startswith("Could not find a connection"):
         return "ConnectivityException", text
     if cls in ("LookupException", "ConnectivityException"):
         return cls, text
-    raise HarnessError("unexpected tf2 error %s: %r" % (cls, text))
+    raise HarnessError(f"unexpected tf2 error {cls}: {text!r}")
 
 
 def ns_of(t):
@@ -775,13 +775,12 @@ def can_answer(ok, msg, args, known):
         if reason:
             if msg and not msg.startswith("canTransform:"):
                 raise HarnessError(
-                    "tf2 failed canTransform on a walk (%r), the model on the name %r" % (msg, name)
+                    f"tf2 failed canTransform on a walk ({msg!r}), the model on the name {name!r}"
                 )
             return {
                 "ok": False,
                 "e": None,
-                "m": 'Invalid frame ID "%s" passed to canTransform '
-                "argument %s - %s" % (name, arg, reason),
+                "m": f'Invalid frame ID "{name}" passed to canTransform argument {arg} - {reason}',
             }
     if msg.startswith("Could not find a connection"):
         return {"ok": False, "e": "ConnectivityException", "m": msg}
@@ -842,7 +841,7 @@ class Evaluator:
                     r1_insert(
                         core,
                         parent,
-                        "__reg_%d" % idx,
+                        f"__reg_{idx}",
                         0,
                         [0.0] * 3,
                         [0.0, 0.0, 0.0, 1.0],
@@ -858,7 +857,7 @@ class Evaluator:
                     r1_insert(
                         core,
                         parent,
-                        "__reg_%d" % idx,
+                        f"__reg_{idx}",
                         0,
                         [0.0] * 3,
                         [0.0, 0.0, 0.0, 1.0],
@@ -933,14 +932,14 @@ class Evaluator:
         if t_ns > s_ns:
             out["e"] = "ForwardExtrapolationException"
             head = (
-                "Lookup would require extrapolation into the future.  Requested time %s but "
-                "the latest data is at time %s" % (t_txt, s_txt)
+                f"Lookup would require extrapolation into the future.  Requested time {t_txt} but "
+                f"the latest data is at time {s_txt}"
             )
         else:
             out["e"] = "BackwardExtrapolationException"
             head = (
-                "Lookup would require extrapolation into the past.  Requested time %s but "
-                "the earliest data is at time %s" % (t_txt, s_txt)
+                f"Lookup would require extrapolation into the past.  Requested time {t_txt} but "
+                f"the earliest data is at time {s_txt}"
             )
         out["m"] = head + suffix
         return out
@@ -1024,7 +1023,7 @@ class Evaluator:
                     self.model.known,
                 )
             return self.finish(k_t, out)
-        raise HarnessError("unknown op %r" % (op,))
+        raise HarnessError(f"unknown op {op!r}")
 
     def run(self):
         expect = []
@@ -1035,14 +1034,9 @@ class Evaluator:
                 ok1, log = r1_insert(self.main, op[1], op[2], op[3], op[4], op[5], op[6], op[7])
                 if ok1_model is not None and ok1 != ok1_model:
                     raise HarnessError(
-                        "op %d %r: model says ROS 1 %s it, tf2 %s it (%s)"
-                        % (
-                            idx,
-                            op,
-                            "accepts" if ok1_model else "rejects",
-                            "accepted" if ok1 else "rejected",
-                            log.strip(),
-                        )
+                        f"op {idx} {op!r}: model says ROS 1 "
+                        f"{'accepts' if ok1_model else 'rejects'} it, tf2 "
+                        f"{'accepted' if ok1 else 'rejected'} it ({log.strip()})"
                     )
                 self.stats["inserts"] += 1
                 expect.append({"ok": ok2})
@@ -1082,7 +1076,7 @@ def evaluate(scen, stats):
     try:
         expect = Evaluator(scen, stats).run()
     except HarnessError as exc:
-        raise HarnessError("scenario %s: %s\n%s" % (scen["name"], exc, json.dumps(scen)))
+        raise HarnessError("scenario {}: {}\n{}".format(scen["name"], exc, json.dumps(scen)))
     out = dict(scen)
     out["expect"] = expect
     return out
@@ -1090,7 +1084,7 @@ def evaluate(scen, stats):
 
 def quiet_tf2_logs():
     """tf2 logs rejected inserts to fd 2; send them to a scratch file that r1_insert reads."""
-    scratch = tempfile.TemporaryFile()
+    scratch = tempfile.TemporaryFile()  # noqa: SIM115 (returned: fd 2 of the whole run)
     saved = os.dup(2)
     os.dup2(scratch.fileno(), 2)
     sys.stderr = os.fdopen(saved, "w", buffering=1)
@@ -1102,8 +1096,8 @@ def work(job):
     stats = new_stats()
     lines = []
     for i in range(start, stop):
-        rng = random.Random("%d/%d" % (seed, i))
-        scen = evaluate(gen_scenario(rng, "seed %d #%d" % (seed, i)), stats)
+        rng = random.Random(f"{seed}/{i}")
+        scen = evaluate(gen_scenario(rng, f"seed {seed} #{i}"), stats)
         lines.append(json.dumps(scen, separators=(",", ":"), allow_nan=False))
     return lines, stats
 
@@ -1123,7 +1117,7 @@ def load_regressions(directory):
                 data = json.load(fh)
             for k, scen in enumerate(data if isinstance(data, list) else [data]):
                 scen = {
-                    "name": "regression %s#%d %s" % (fn, k, scen.get("name", "")),
+                    "name": f"regression {fn}#{k} {scen.get('name', '')}",
                     "cache_time_ns": scen.get("cache_time_ns", 10 * NS),
                     "ops": scen["ops"],
                 }
@@ -1154,7 +1148,7 @@ def main():
         else:
             results = [work(j) for j in jobs]
     except HarnessError as exc:
-        sys.stderr.write("tf2_reference: harness error: %s\n" % exc)
+        sys.stderr.write(f"tf2_reference: harness error: {exc}\n")
         return 2
     for part_lines, part in results:
         lines.extend(part_lines)
