@@ -636,6 +636,13 @@ def make_msg(parent, child, stamp, tr, q):
     return m
 
 
+def r1_register(core, parent, idx):
+    """Keeps `parent`'s name registered in ROS 1's buffer (a static placeholder child of it)."""
+    r1_insert(
+        core, parent, f"__reg_{idx}", 0, [0.0] * 3, [0.0, 0.0, 0.0, 1.0], True, "reg", check=False
+    )
+
+
 def r1_insert(core, parent, child, stamp, tr, q, static, authority, check=True):
     """Insert; returns (accepted, log text). Rejections are detected by tf2 writing to fd 2."""
     msg = make_msg(parent, child, stamp, tr, q)
@@ -838,33 +845,13 @@ class Evaluator:
                     and Model.valid(parent, child, nums(op[4]), nums(op[5]))
                 ):
                     # History ROS 2 threw away; keep the parent's name registered.
-                    r1_insert(
-                        core,
-                        parent,
-                        f"__reg_{idx}",
-                        0,
-                        [0.0] * 3,
-                        [0.0, 0.0, 0.0, 1.0],
-                        True,
-                        "reg",
-                        check=False,
-                    )
+                    r1_register(core, parent, idx)
                     continue
                 # A substituted sample brings its own parent (two publishers) and values; the
                 # replaced one's parent name must stay registered.
                 r1_insert(core, src[1], op[2], op[3], src[4], src[5], op[6], op[7], check=False)
                 if strip_slash(src[1]) != parent:
-                    r1_insert(
-                        core,
-                        parent,
-                        f"__reg_{idx}",
-                        0,
-                        [0.0] * 3,
-                        [0.0, 0.0, 0.0, 1.0],
-                        True,
-                        "reg",
-                        check=False,
-                    )
+                    r1_register(core, parent, idx)
         entry[1] = upto
         return core
 
