@@ -21,14 +21,28 @@ from launch import LaunchDescription
 
 ARGUMENTS = {
     "params_file": (None, "YAML file with tf_shm_bridge parameters (keyed /**)"),
-    "arena_name": ("", ("Arena consumers open (TF_SHM_NAME); one per robot on a host. "
-                        "Empty: the params file's (default \"default\")")),
-    "domain": ("", ("Rendezvous domain of the arena; empty: the params file's "
-                    "(-1: $TF_SHM_DOMAIN, else $ROS_DOMAIN_ID, else 0)")),
-    "namespace": ("", ("Node namespace; the bridge then serves <namespace>/tf and "
-                       "<namespace>/tf_static")),
-    "log_level": ("info", ("--ros-args --log-level value: debug, info, warn, error, fatal, "
-                           "or LOGGER:=LEVEL")),
+    "arena_name": (
+        "",
+        (
+            "Arena consumers open (TF_SHM_NAME); one per robot on a host. "
+            'Empty: the params file\'s (default "default")'
+        ),
+    ),
+    "domain": (
+        "",
+        (
+            "Rendezvous domain of the arena; empty: the params file's "
+            "(-1: $TF_SHM_DOMAIN, else $ROS_DOMAIN_ID, else 0)"
+        ),
+    ),
+    "namespace": (
+        "",
+        ("Node namespace; the bridge then serves <namespace>/tf and <namespace>/tf_static"),
+    ),
+    "log_level": (
+        "info",
+        ("--ros-args --log-level value: debug, info, warn, error, fatal, or LOGGER:=LEVEL"),
+    ),
     "use_sim_time": ("false", "Follow /clock (simulation, bag replay)"),
 }
 
@@ -57,10 +71,14 @@ def _bridge(context):
 def generate_launch_description():
     defaults = dict(ARGUMENTS)
     share = get_package_share_directory("tf_shm_bridge")
-    defaults["params_file"] = (os.path.join(share, "config", "tf_shm_bridge.yaml"),
-                               ARGUMENTS["params_file"][1])
+    defaults["params_file"] = (
+        os.path.join(share, "config", "tf_shm_bridge.yaml"),
+        ARGUMENTS["params_file"][1],
+    )
     return LaunchDescription(
-        [DeclareLaunchArgument(name, default_value=default, description=text)
-         for name, (default, text) in defaults.items()]
+        [
+            DeclareLaunchArgument(name, default_value=default, description=text)
+            for name, (default, text) in defaults.items()
+        ]
         + [OpaqueFunction(function=_bridge)]
     )

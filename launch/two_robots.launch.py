@@ -20,10 +20,15 @@ ROBOTS = ("robot1", "robot2")
 
 
 def generate_launch_description():
-    bridge = os.path.join(get_package_share_directory("tf_shm_bridge"), "launch",
-                          "tf_shm_bridge.launch.py")
-    return LaunchDescription([
-        IncludeLaunchDescription(PythonLaunchDescriptionSource(bridge),
-                                 launch_arguments={"namespace": robot, "arena_name": robot}.items())
-        for robot in ROBOTS
-    ])
+    bridge = os.path.join(
+        get_package_share_directory("tf_shm_bridge"), "launch", "tf_shm_bridge.launch.py"
+    )
+    return LaunchDescription(
+        [
+            IncludeLaunchDescription(
+                PythonLaunchDescriptionSource(bridge),
+                launch_arguments={"namespace": robot, "arena_name": robot}.items(),
+            )
+            for robot in ROBOTS
+        ]
+    )

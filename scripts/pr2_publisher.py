@@ -41,10 +41,12 @@ DEFAULT_POSE = ("floating", "planar")
 def quat_mul(a, b):
     ax, ay, az, aw = a
     bx, by, bz, bw = b
-    return (aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz)
+    return (
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    )
 
 
 def quat_rotate(q, v):
@@ -59,8 +61,10 @@ def quat_axis_angle(axis, angle):
 
 def quat_rpy(r, p, y):
     """URDF rpy: R = Rz(y) Ry(p) Rx(r)."""
-    return quat_mul(quat_mul(quat_axis_angle((0, 0, 1), y), quat_axis_angle((0, 1, 0), p)),
-                    quat_axis_angle((1, 0, 0), r))
+    return quat_mul(
+        quat_mul(quat_axis_angle((0, 0, 1), y), quat_axis_angle((0, 1, 0), p)),
+        quat_axis_angle((1, 0, 0), r),
+    )
 
 
 def floats(text, default):
@@ -90,8 +94,15 @@ class Joint:
             lo, hi = -math.pi, math.pi
         self.lower, self.upper = lo, hi
         mimic = el.find("mimic")
-        self.mimic = None if mimic is None else (
-            mimic.get("joint"), float(mimic.get("multiplier", 1.0)), float(mimic.get("offset", 0.0)))
+        self.mimic = (
+            None
+            if mimic is None
+            else (
+                mimic.get("joint"),
+                float(mimic.get("multiplier", 1.0)),
+                float(mimic.get("offset", 0.0)),
+            )
+        )
 
     def pose(self, q):
         """(translation, quaternion) of child in parent at joint position q."""
@@ -107,7 +118,7 @@ def load_urdf(path):
     joints = [Joint(el) for el in ET.parse(path).getroot().findall("joint")]
     for j in joints:
         if j.type not in MOVING + DEFAULT_POSE + ("fixed",):
-            raise SystemExit("pr2_publisher: joint %s has unknown type %r" % (j.name, j.type))
+            raise SystemExit(f"pr2_publisher: joint {j.name} has unknown type {j.type!r}")
     return joints
 
 
@@ -129,10 +140,15 @@ def trajectory(joints, k):
 def base_motion(k):
     """map -> odom and odom -> base_footprint at tick k."""
     t = k * 0.01
-    drift = ((0.1 + 0.02 * math.sin(0.05 * t), -0.05 + 0.01 * t / 60.0, 0.0),
-             quat_axis_angle((0, 0, 1), 0.02 * math.sin(0.1 * t)))
+    drift = (
+        (0.1 + 0.02 * math.sin(0.05 * t), -0.05 + 0.01 * t / 60.0, 0.0),
+        quat_axis_angle((0, 0, 1), 0.02 * math.sin(0.1 * t)),
+    )
     w = 0.2  # rad/s on a 1 m circle
-    circle = ((math.cos(w * t), math.sin(w * t), 0.0), quat_axis_angle((0, 0, 1), w * t + math.pi / 2))
+    circle = (
+        (math.cos(w * t), math.sin(w * t), 0.0),
+        quat_axis_angle((0, 0, 1), w * t + math.pi / 2),
+    )
     return [("map", "odom") + drift, ("odom", "base_footprint") + circle]
 
 
@@ -141,21 +157,34 @@ class Publisher:
 
     def __init__(self, log_path):
         import rclpy
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from geometry_msgs.msg import TransformStamped
-        from tf2_msgs.msg import TFMessage
-
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from rclpy.signals import SignalHandlerOptions
+        from tf2_msgs.msg import TFMessage
 
         rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # main() handles signals
         self.rclpy, self.TFMessage, self.TS = rclpy, TFMessage, TransformStamped
         self.node = rclpy.create_node("pr2_publisher")
-        self.tf = self.node.create_publisher(TFMessage, "/tf", QoSProfile(
-            depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE))
-        self.tf_static = self.node.create_publisher(TFMessage, "/tf_static", QoSProfile(
-            depth=1, reliability=ReliabilityPolicy.RELIABLE,
-            durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        self.log = open(log_path, "w") if log_path else None
+        self.tf = self.node.create_publisher(
+            TFMessage,
+            "/tf",
+            QoSProfile(
+                depth=100,
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.VOLATILE,
+            ),
+        )
+        self.tf_static = self.node.create_publisher(
+            TFMessage,
+            "/tf_static",
+            QoSProfile(
+                depth=1,
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            ),
+        )
+        # Open for the publisher's life: close() closes it.
+        self.log = open(log_path, "w") if log_path else None  # noqa: SIM115
 
     def send(self, items, stamp_ns, static):
         """items: [(parent, child, xyz, quat)]; logs them, then publishes one TFMessage."""
@@ -169,9 +198,22 @@ class Publisher:
             ro.x, ro.y, ro.z, ro.w = quat
             msgs.append(m)
         if self.log:
-            self.log.write("".join(json.dumps({
-                "parent": p, "child": c, "stamp_ns": stamp_ns, "t": list(t), "q": list(q),
-                "static": static}) + "\n" for p, c, t, q in items))
+            self.log.write(
+                "".join(
+                    json.dumps(
+                        {
+                            "parent": p,
+                            "child": c,
+                            "stamp_ns": stamp_ns,
+                            "t": list(t),
+                            "q": list(q),
+                            "static": static,
+                        }
+                    )
+                    + "\n"
+                    for p, c, t, q in items
+                )
+            )
             self.log.flush()
         (self.tf_static if static else self.tf).publish(self.TFMessage(transforms=msgs))
 
@@ -184,20 +226,32 @@ class Publisher:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--urdf", default=os.environ.get("TF_SHM_PR2_URDF"),
-                    help="URDF file (default: $TF_SHM_PR2_URDF)")
-    ap.add_argument("--stamp-base", type=float, default=None,
-                    help="stamp of tick 0, s (default: now, to the microsecond)")
-    ap.add_argument("--duration", type=float, default=None, help="seconds of stamps (default: forever)")
+    ap.add_argument(
+        "--urdf",
+        default=os.environ.get("TF_SHM_PR2_URDF"),
+        help="URDF file (default: $TF_SHM_PR2_URDF)",
+    )
+    ap.add_argument(
+        "--stamp-base",
+        type=float,
+        default=None,
+        help="stamp of tick 0, s (default: now, to the microsecond)",
+    )
+    ap.add_argument(
+        "--duration", type=float, default=None, help="seconds of stamps (default: forever)"
+    )
     ap.add_argument("--log", help="write every published transform to this JSON-lines file")
     ap.add_argument("--rate-scale", type=float, default=1.0, help="wall-clock rate multiplier")
     args = ap.parse_args()
     if not args.urdf:
         ap.error("no URDF: give --urdf or set TF_SHM_PR2_URDF")
     joints = load_urdf(args.urdf)
-    base_ns = (round(args.stamp_base * 1e6) * 1000 if args.stamp_base is not None
-               else time.time_ns() // 1000 * 1000)
-    ticks = None if args.duration is None else int(round(args.duration * 100))
+    base_ns = (
+        round(args.stamp_base * 1e6) * 1000
+        if args.stamp_base is not None
+        else time.time_ns() // 1000 * 1000
+    )
+    ticks = None if args.duration is None else round(args.duration * 100)
 
     pub = Publisher(args.log)
     stop = []
@@ -206,8 +260,11 @@ def main():
     fixed = [(j.parent, j.child) + j.pose(0.0) for j in joints if j.type == "fixed"]
     moving = [j for j in joints if j.type != "fixed"]
     pub.send(fixed, base_ns, True)
-    print("pr2_publisher: %d static, %d moving joints; stamps from %.6f s" % (
-        len(fixed), len(moving), base_ns / 1e9), flush=True)
+    print(
+        f"pr2_publisher: {len(fixed)} static, {len(moving)} moving joints; "
+        f"stamps from {base_ns / 1e9:.6f} s",
+        flush=True,
+    )
 
     period = TICK_NS / 1e9 / args.rate_scale
     start = time.monotonic()

@@ -53,13 +53,14 @@ step "loom model of the ring protocol (preemption bound 2; crates/tf_shm/src/rin
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test -p tf_shm --release --lib ring::loom_model
 
-step "Python package tf_shm: wheel built from this tree with pip (maturin backend), ruff, pytest without ROS"
+step "Python package tf_shm: wheel built from this tree with pip (maturin backend), ruff on all Python, pytest without ROS"
 # The suite runs in a plain venv of Debian's Python: no rclpy, geometry_msgs or tf2_py, so the
 # package's own result type and exception classes are tested here; the ROS suite has the rest.
 PYB=$(scripts/py-wheel.sh)
-py_lint=(crates/tf_shm_py examples/python tests/e2e/test_python.py tests/e2e/python_node.py)
-"$PYB/bin/ruff" check "${py_lint[@]}"
-"$PYB/bin/ruff" format --check "${py_lint[@]}"
+# Every Python file of the repository (package, examples, launch files, scripts, reference
+# programs, ROS and end-to-end tests), with the one configuration of ruff.toml.
+"$PYB/bin/ruff" check .
+"$PYB/bin/ruff" format --check .
 (cd crates/tf_shm_py && env -u PYTHONPATH -u VIRTUAL_ENV -u AMENT_PREFIX_PATH \
   "$PYB/bin/python" -m pytest -q tests)
 export PYTHONPATH="$PWD/target/py-site${PYTHONPATH:+:$PYTHONPATH}"

@@ -18,9 +18,7 @@ class FrameListener(Node):
     def __init__(self):
         super().__init__("tf_shm_frame_listener")
         self.target_frame = (
-            self.declare_parameter("target_frame", "map")
-            .get_parameter_value()
-            .string_value
+            self.declare_parameter("target_frame", "map").get_parameter_value().string_value
         )
         self.source_frame = (
             self.declare_parameter("source_frame", "r_gripper_tool_frame")

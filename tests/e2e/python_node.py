@@ -39,8 +39,7 @@ def main():
                     "type": f"{type(t).__module__}.{type(t).__name__}",
                     "frame_id": t.header.frame_id,
                     "child_frame_id": t.child_frame_id,
-                    "stamp_ns": t.header.stamp.sec * 1_000_000_000
-                    + t.header.stamp.nanosec,
+                    "stamp_ns": t.header.stamp.sec * 1_000_000_000 + t.header.stamp.nanosec,
                     "translation_m": [tr.x, tr.y, tr.z],
                     "rotation_xyzw": [q.x, q.y, q.z, q.w],
                 }

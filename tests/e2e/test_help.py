@@ -27,21 +27,43 @@ EXPECTED = {
     "profile_lookup": ["[DEPTH]", "[LOOKUPS]", "exact", "time0"],
     "demo_arena": ["TF_SHM_RUNTIME_DIR"],
     "fanout_consumer": ["--pairs <PAIRS>", "--secs <S>", "--skip <S0>"],
-    "fanout_listener": ["--pairs <PAIRS>", "--secs <S>", "--skip <S0>", "--name <NODE>", "--budget-mb <MB>"],
+    "fanout_listener": [
+        "--pairs <PAIRS>",
+        "--secs <S>",
+        "--skip <S0>",
+        "--name <NODE>",
+        "--budget-mb <MB>",
+    ],
     "fanout_publisher": ["--rate <HZ>"],
 }
 
 
 def targets():
-    meta = json.loads(subprocess.run(["cargo", "metadata", "--no-deps", "--format-version", "1"], cwd=ROOT,
-                                     capture_output=True, text=True, check=True).stdout)
+    meta = json.loads(
+        subprocess.run(
+            ["cargo", "metadata", "--no-deps", "--format-version", "1"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     out = []
     for pkg in meta["packages"]:
         for t in pkg["targets"]:
             if "bin" in t["kind"]:
-                out.append((pkg["name"], t["name"], BIN / t["name"], t.get("required-features", [])))
+                out.append(
+                    (pkg["name"], t["name"], BIN / t["name"], t.get("required-features", []))
+                )
             elif "example" in t["kind"]:
-                out.append((pkg["name"], t["name"], BIN / "examples" / t["name"], t.get("required-features", [])))
+                out.append(
+                    (
+                        pkg["name"],
+                        t["name"],
+                        BIN / "examples" / t["name"],
+                        t.get("required-features", []),
+                    )
+                )
     return out
 
 
@@ -51,12 +73,31 @@ TARGETS = targets()
 @pytest.fixture(scope="module")
 def built():
     if os.environ.get("TF_SHM_E2E_NO_BUILD") != "1":
-        subprocess.run(["cargo", "build", "-q", "--release", "--workspace", "--bins", "--examples"], cwd=ROOT,
-                       check=True, timeout=1800)
+        subprocess.run(
+            ["cargo", "build", "-q", "--release", "--workspace", "--bins", "--examples"],
+            cwd=ROOT,
+            check=True,
+            timeout=1800,
+        )
         for pkg, name, _, features in TARGETS:
             if features:
-                subprocess.run(["cargo", "build", "-q", "--release", "-p", pkg, "--features", ",".join(features),
-                                "--bin", name], cwd=ROOT, check=True, timeout=1800)
+                subprocess.run(
+                    [
+                        "cargo",
+                        "build",
+                        "-q",
+                        "--release",
+                        "-p",
+                        pkg,
+                        "--features",
+                        ",".join(features),
+                        "--bin",
+                        name,
+                    ],
+                    cwd=ROOT,
+                    check=True,
+                    timeout=1800,
+                )
 
 
 def isolated():
@@ -66,7 +107,14 @@ def isolated():
 def run(path, *args):
     prefix = [] if isolated() else ["unshare", "-n"]
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", NO_COLOR="1")
-    return subprocess.run(prefix + [str(path), *args], capture_output=True, text=True, timeout=30, env=env)
+    return subprocess.run(
+        prefix + [str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
+    )
 
 
 def test_every_binary_is_listed():
@@ -78,11 +126,17 @@ def test_help_and_usage_errors(built, pkg, name, path, features):
     assert os.access(path, os.X_OK), f"{path} not built"
     r = run(path, "--help")
     assert r.returncode == 0, f"{name} --help: exit {r.returncode}\n{r.stdout}\n{r.stderr}"
-    assert "Usage:" in r.stdout and "-h, --help" in r.stdout, f"{name} --help:\n{r.stdout}\n{r.stderr}"
+    assert "Usage:" in r.stdout and "-h, --help" in r.stdout, (
+        f"{name} --help:\n{r.stdout}\n{r.stderr}"
+    )
     for word in EXPECTED.get(name, []):
         assert word in r.stdout, f"{name} --help lacks {word!r}:\n{r.stdout}"
     if name == "tf_shm_bridge":
         return  # ROS arguments follow --ros-args; what it does with others is the bridge's own test
     r = run(path, "--no-such-option")
-    assert r.returncode == 2, f"{name} --no-such-option: exit {r.returncode}\n{r.stdout}\n{r.stderr}"
-    assert "unexpected argument '--no-such-option'" in r.stderr and "panicked" not in r.stderr, r.stderr
+    assert r.returncode == 2, (
+        f"{name} --no-such-option: exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+    )
+    assert "unexpected argument '--no-such-option'" in r.stderr and "panicked" not in r.stderr, (
+        r.stderr
+    )

@@ -17,33 +17,30 @@ import os
 import queue
 import random
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from harness import ROOT, STAMP_BASE_NS, TF_SHM, tree, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release"
-TF_SHM = str(BIN / "tf_shm")
-BRIDGE = str(BIN / "tf_shm_bridge")
-PARAMS = ROOT / "config" / "tf_shm_bridge.yaml"
-STAMP_BASE_NS = 1000 * 10**9
 TOL = 1e-9
 # (target, source) looked up. The example-robot-data PR2 has no Kinect, so the head camera
 # is the wide stereo pair's optical frame (through head_pan and head_tilt).
-PAIRS = [("map", "r_gripper_tool_frame"),
-         ("base_link", "wide_stereo_optical_frame"),
-         ("l_forearm_link", "r_forearm_link")]
+PAIRS = [
+    ("map", "r_gripper_tool_frame"),
+    ("base_link", "wide_stereo_optical_frame"),
+    ("l_forearm_link", "r_forearm_link"),
+]
 
 
 def load_publisher_module():
-    spec = importlib.util.spec_from_file_location("pr2_publisher", ROOT / "scripts" / "pr2_publisher.py")
+    spec = importlib.util.spec_from_file_location(
+        "pr2_publisher", ROOT / "scripts" / "pr2_publisher.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -51,99 +48,11 @@ def load_publisher_module():
 
 def expected_frames():
     urdf = os.environ.get("TF_SHM_PR2_URDF")
-    assert urdf and Path(urdf).is_file(), "TF_SHM_PR2_URDF unset or missing: run via scripts/ros-env.sh run"
+    assert urdf and Path(urdf).is_file(), (
+        "TF_SHM_PR2_URDF unset or missing: run via scripts/ros-env.sh run"
+    )
     joints = load_publisher_module().load_urdf(urdf)
     return {n for j in joints for n in (j.parent, j.child)} | {"map", "odom"}
-
-
-# ---------------------------------------------------------------------------------------------
-# Fixtures: build, network namespace, processes
-
-
-@pytest.fixture(scope="session")
-def built():
-    if os.environ.get("TF_SHM_E2E_NO_BUILD") != "1":
-        for args in (["-p", "tf_shm_bridge", "-p", "tf_shm_cli"], ["-p", "tf_shm", "--example", "latency_probe"]):
-            subprocess.run(["cargo", "build", "-q", "--release", *args], cwd=ROOT, check=True, timeout=1200)
-    for b in (TF_SHM, BRIDGE):
-        assert os.access(b, os.X_OK), f"{b} not built"
-
-
-class Run:
-    """One test's world: a fresh runtime dir and DDS domain, its processes and their logs."""
-
-    def __init__(self, netns):
-        self.dir = Path(tempfile.mkdtemp(prefix="tfe2e-"))
-        self.netns = netns
-        self.procs = []
-        self.env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-                        TF_SHM_RUNTIME_DIR=str(self.dir / "rt"), NO_COLOR="1",
-                        ROS_DOMAIN_ID=str(random.randint(10, 100)))
-        self.env.pop("ROS_LOCALHOST_ONLY", None)
-        (self.dir / "rt").mkdir(mode=0o700)
-
-    def start(self, name, argv, **kw):
-        log = open(self.dir / f"{name}.log", "a")
-        p = subprocess.Popen(self.netns + argv, env=self.env, stdout=kw.pop("stdout", log),
-                             stderr=log, **kw)
-        p.name, p.log = name, self.dir / f"{name}.log"
-        self.procs.append(p)
-        return p
-
-    def bridge(self, name="bridge"):
-        return self.start(name, [BRIDGE, "--ros-args", "--params-file", str(PARAMS)])
-
-    def publisher(self, log="pub.jsonl", duration=60):
-        return self.start("publisher", [sys.executable, str(ROOT / "scripts" / "pr2_publisher.py"),
-                                        "--stamp-base", str(STAMP_BASE_NS / 1e9), "--duration", str(duration),
-                                        "--log", str(self.dir / log)])
-
-    def cli(self, *args, timeout=20):
-        return subprocess.run(self.netns + [TF_SHM, *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout)
-
-    def logs(self):
-        return "\n".join(f"--- {p.name} (exit {p.poll()}):\n{p.log.read_text()[-3000:]}" for p in self.procs)
-
-    def check_alive(self, *procs):
-        for p in procs:
-            assert p.poll() is None, f"{p.name} exited with {p.returncode}\n{self.logs()}"
-
-    def close(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-@pytest.fixture
-def run(built, netns):
-    r = Run(netns)
-    yield r
-    r.close()
-
-
-def wait_for(what, fn, timeout, run=None, interval=0.1):
-    """Polls fn() until it returns a truthy value; fails with `what` after timeout seconds."""
-    end = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > end:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}\n{run.logs() if run else ''}")
-        time.sleep(interval)
-
-
-def tree(run):
-    r = run.cli("--json", "tree")
-    return {f["name"]: f for f in json.loads(r.stdout)["frames"]} if r.returncode == 0 else None
 
 
 def wait_complete(run, procs, timeout=40):
@@ -158,24 +67,38 @@ def wait_complete(run, procs, timeout=40):
         dyn = [f for f in t.values() if f["kind"] == "dynamic"]
         return t if len(dyn) == 32 and all(f["samples"] >= 2 for f in dyn) else None
 
-    return wait_for(f"the complete PR2 tree ({len(want)} frames) in the arena", complete, timeout, run, 0.2)
+    return wait_for(
+        f"the complete PR2 tree ({len(want)} frames) in the arena", complete, timeout, run, 0.2
+    )
 
 
 def newest_common(t):
     """Oldest of the dynamic frames' newest stamps, s (0 without a tree)."""
-    return min((f["newest_stamp_s"] for f in t.values() if f["kind"] == "dynamic"), default=0) if t else 0
+    return (
+        min((f["newest_stamp_s"] for f in t.values() if f["kind"] == "dynamic"), default=0)
+        if t
+        else 0
+    )
 
 
 def lookup(run, target, source, time_ns):
     r = run.cli("--json", "lookup", target, source, "--time", "%.6f" % (time_ns / 1e9))
-    assert r.returncode == 0, f"tf_shm lookup {target} {source} at {time_ns} ns: {r.stdout}{r.stderr}"
+    assert r.returncode == 0, (
+        f"tf_shm lookup {target} {source} at {time_ns} ns: {r.stdout}{r.stderr}"
+    )
     return json.loads(r.stdout)
 
 
 def reference(log, queries):
     scenario = json.dumps({"cache_time_s": 10.0, "log": str(log), "queries": queries})
-    r = subprocess.run(["/usr/bin/python3", str(Path(__file__).with_name("tf2_ref.py"))], input=scenario,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["/usr/bin/python3", str(Path(__file__).with_name("tf2_ref.py"))],
+        input=scenario,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert r.returncode == 0, f"tf2 reference failed: {r.stderr}"
     return json.loads(r.stdout)
 
@@ -195,9 +118,12 @@ def assert_same(got, want, what):
 
 def test_pr2_lookups_match_tf2(run):
     bridge = run.bridge()
-    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 20, run)
+    wait_for(
+        "the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 20, run
+    )
     pub = run.publisher()
     t0 = newest_common(wait_complete(run, [bridge, pub]))
+
     # Let it run: at least 2 s of stamps after the tree was complete.
     def two_seconds_on():
         t = newest_common(tree(run))
@@ -227,12 +153,16 @@ def test_pr2_lookups_match_tf2(run):
     worst = 0.0
     for g, q, want in zip(got, queries, reference(run.dir / "pub.jsonl", queries)):
         worst = max(worst, assert_same(g, want, f"T_{q[0]}_{q[1]} at {q[2]} ns"))
-    print(f"\n{len(got)} lookups over {len(PAIRS)} pairs equal tf2's; largest difference {worst:.2e}")
+    print(
+        f"\n{len(got)} lookups over {len(PAIRS)} pairs equal tf2's; largest difference {worst:.2e}"
+    )
 
 
 def test_second_bridge_refused(run):
     first = run.bridge()
-    wait_for("the first bridge's arena", lambda: run.check_alive(first) or tree(run) is not None, 20, run)
+    wait_for(
+        "the first bridge's arena", lambda: run.check_alive(first) or tree(run) is not None, 20, run
+    )
     second = run.bridge("second")
     code = second.wait(timeout=30)
     text = second.log.read_text()
@@ -243,13 +173,21 @@ def test_second_bridge_refused(run):
 
 def test_consumer_survives_bridge_restart(run):
     bridge = run.bridge()
-    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 20, run)
+    wait_for(
+        "the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 20, run
+    )
     pub = run.publisher()
     wait_complete(run, [bridge, pub])
-    echo = run.start("echo", [TF_SHM, "--json", "echo", "map", "r_gripper_tool_frame", "--rate", "20"],
-                     stdout=subprocess.PIPE, text=True)
+    echo = run.start(
+        "echo",
+        [TF_SHM, "--json", "echo", "map", "r_gripper_tool_frame", "--rate", "20"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     lines = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(json.loads(l)) for l in echo.stdout], daemon=True).start()
+    threading.Thread(
+        target=lambda: [lines.put(json.loads(l)) for l in echo.stdout], daemon=True
+    ).start()
 
     def newest_ok(after, timeout, what):
         end = time.monotonic() + timeout
@@ -261,7 +199,9 @@ def test_consumer_survives_bridge_restart(run):
                 continue
             if o["ok"] and o["stamp_ns"] > after:
                 return o["stamp_ns"]
-        pytest.fail(f"echo printed no transform newer than {after} ns within {timeout} s ({what})\n{run.logs()}")
+        pytest.fail(
+            f"echo printed no transform newer than {after} ns within {timeout} s ({what})\n{run.logs()}"
+        )
 
     before = newest_ok(0, 15, "before the kill")
     bridge.kill()  # SIGKILL: no clean shutdown, the socket file stays
@@ -273,34 +213,55 @@ def test_consumer_survives_bridge_restart(run):
     restarted = run.bridge("bridge2")
     after = newest_ok(before, 40, "after the restart")
     run.check_alive(echo, restarted, pub)
-    print(f"\necho re-attached by itself: {before / 1e9:.2f} s before the kill, {after / 1e9:.2f} s after")
+    print(
+        f"\necho re-attached by itself: {before / 1e9:.2f} s before the kill, {after / 1e9:.2f} s after"
+    )
 
 
 def test_latency_and_ingest(built, netns):
     """Measures (asserts only that the tools work): ingest without DDS, publish -> visible."""
-    r = subprocess.run(netns + ["bash", str(ROOT / "scripts" / "latency.sh"), "--rate", "500", "--count", "1500"],
-                       capture_output=True, text=True, timeout=180)
+    r = subprocess.run(
+        netns + ["bash", str(ROOT / "scripts" / "latency.sh"), "--rate", "500", "--count", "1500"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     ingest, lat = (json.loads(l) for l in r.stdout.splitlines()[-2:])
-    print(f"\ningest (ArenaWriter, PR2-shaped, no DDS): {ingest['per_s_wall']:.0f} transforms/s wall, "
-          f"{ingest['ns_per_transform_cpu']:.0f} ns CPU each")
-    print(f"publish -> visible ({lat['samples']} at 500 Hz): p50 {lat['p50_us']} us, p99 {lat['p99_us']} us, "
-          f"p99.9 {lat['p999_us']} us, max {lat['max_us']} us")
+    print(
+        f"\ningest (ArenaWriter, PR2-shaped, no DDS): {ingest['per_s_wall']:.0f} transforms/s wall, "
+        f"{ingest['ns_per_transform_cpu']:.0f} ns CPU each"
+    )
+    print(
+        f"publish -> visible ({lat['samples']} at 500 Hz): p50 {lat['p50_us']} us, p99 {lat['p99_us']} us, "
+        f"p99.9 {lat['p999_us']} us, max {lat['max_us']} us"
+    )
     assert lat["samples"] == 1500 and ingest["per_s_wall"] > 0
 
 
 def demo_env():
     rt = Path(tempfile.mkdtemp(prefix="tfdemo-")) / "rt"
     rt.mkdir(mode=0o700)
-    env = dict(os.environ, TF_SHM_RUNTIME_DIR=str(rt), ROS_DOMAIN_ID=str(random.randint(10, 100)),
-               NO_COLOR="1")
+    env = dict(
+        os.environ,
+        TF_SHM_RUNTIME_DIR=str(rt),
+        ROS_DOMAIN_ID=str(random.randint(10, 100)),
+        NO_COLOR="1",
+    )
     env.pop("XDG_RUNTIME_DIR", None)
     return env
 
 
 def test_demo_prints_transforms(built):
-    r = subprocess.run([str(ROOT / "scripts" / "demo.sh"), "--duration", "8"], capture_output=True,
-                       text=True, timeout=300, env=demo_env())
+    r = subprocess.run(
+        [str(ROOT / "scripts" / "demo.sh"), "--duration", "8"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=demo_env(),
+        check=False,
+    )
     assert r.returncode == 0, f"demo.sh exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     assert "r_gripper_tool_frame" in r.stdout and "Translation" in r.stdout, r.stdout[-3000:]
 
@@ -312,8 +273,15 @@ class Demo:
     def __init__(self, env):
         self.dir = Path(tempfile.mkdtemp(prefix="tfdemo-out-"))
         self.err_path = self.dir / "stderr"
-        self.p = subprocess.Popen([str(ROOT / "scripts" / "demo.sh")], env=env, start_new_session=True,
-                                  stdout=open(self.dir / "stdout", "w"), stderr=open(self.err_path, "w"))
+        # The script gets its own copies of the descriptors: ours are closed once it started.
+        with open(self.dir / "stdout", "w") as out, open(self.err_path, "w") as err:
+            self.p = subprocess.Popen(
+                [str(ROOT / "scripts" / "demo.sh")],
+                env=env,
+                start_new_session=True,
+                stdout=out,
+                stderr=err,
+            )
 
     def err(self):
         return self.err_path.read_text()
@@ -363,13 +331,21 @@ def readme_tree_matches(env):
     readme = (ROOT / "README.md").read_text()
     block = readme.split("```text\n$ tf_shm tree\n", 1)[1].split("\n$ ", 1)[0].splitlines()
     shown = [l for l in block if not l.startswith("…")]
-    r = subprocess.run([TF_SHM, "tree"], env=dict(env, COLUMNS="100"), capture_output=True, text=True,
-                       timeout=20)
+    r = subprocess.run(
+        [TF_SHM, "tree"],
+        env=dict(env, COLUMNS="100"),
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert max(len(l) for l in lines) <= 100, r.stdout
-    assert lines[:len(shown) - 1] == shown[:-1] and lines[-1] == shown[-1], \
-        "README's tree example differs from the demo's:\n" + "\n".join(lines[:len(shown)] + lines[-1:])
+    assert lines[: len(shown) - 1] == shown[:-1] and lines[-1] == shown[-1], (
+        "README's tree example differs from the demo's:\n"
+        + "\n".join(lines[: len(shown)] + lines[-1:])
+    )
     total = re.search(r"\((\d+) frames in all\)", "\n".join(block))
     assert total and int(total.group(1)) == len(lines) - 2, r.stdout
 
@@ -385,7 +361,14 @@ def test_demo_serves_where_tf_shm_looks_and_stops_on_sigint(built):
         assert "export" not in line, line
         cmd = line.split("demo: in another terminal: ", 1)[1].split("   ", 1)[0]
         assert cmd == f"{TF_SHM} tree", line
-        r = subprocess.run([TF_SHM, "--json", "tree"], env=env, capture_output=True, text=True, timeout=20)
+        r = subprocess.run(
+            [TF_SHM, "--json", "tree"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
         assert r.returncode == 0, r.stderr
         assert len(json.loads(r.stdout)["frames"]) > 50
         readme_tree_matches(env)
@@ -395,15 +378,23 @@ def test_demo_serves_where_tf_shm_looks_and_stops_on_sigint(built):
             m = re.search(r"export TF_SHM_RUNTIME_DIR=(\S+); ", line)
             assert m, line
             private = dict(env, TF_SHM_RUNTIME_DIR=m.group(1))
-            r = subprocess.run([TF_SHM, "--json", "tree"], env=private, capture_output=True, text=True,
-                               timeout=20)
+            r = subprocess.run(
+                [TF_SHM, "--json", "tree"],
+                env=private,
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=False,
+            )
             assert r.returncode == 0, r.stderr
             second.stop(signal_group=True)
         finally:
             if second.p.poll() is None:
                 os.killpg(second.p.pid, signal.SIGKILL)
         first.stop(signal_group=False)
-        r = subprocess.run([TF_SHM, "tree"], env=env, capture_output=True, text=True, timeout=20)
+        r = subprocess.run(
+            [TF_SHM, "tree"], env=env, capture_output=True, text=True, timeout=20, check=False
+        )
         assert r.returncode == 3 and "no bridge" in r.stderr, r.stderr
     finally:
         if first.p.poll() is None:

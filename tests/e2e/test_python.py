@@ -11,20 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_pr2 import (  # noqa: F401 - fixtures are used by name
-    PAIRS,
-    STAMP_BASE_NS,
-    assert_same,
-    built,
-    newest_common,
-    reference,
-    run,
-    tree,
-    wait_complete,
-    wait_for,
-)
-
-ROOT = Path(__file__).resolve().parents[2]
+from harness import ROOT, STAMP_BASE_NS, tree, wait_for
+from test_pr2 import PAIRS, assert_same, newest_common, reference, wait_complete
 
 
 @pytest.fixture(scope="module")
@@ -54,16 +42,14 @@ def pr2_through_bridge(world):
     return pub, newest_common(wait_complete(world, [bridge, pub]))
 
 
-def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):  # noqa: F811
+def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):
     pub, t0 = pr2_through_bridge(run)
 
     def two_seconds_on():
         t = newest_common(tree(run))
         return t if t >= t0 + 2.0 else None
 
-    t_now = wait_for(
-        "2 s of transforms after the tree was complete", two_seconds_on, 30, run
-    )
+    t_now = wait_for("2 s of transforms after the tree was complete", two_seconds_on, 30, run)
     lo, hi = int((t0 + 0.2) * 1e6), int((t_now - 0.2) * 1e6)
     times_ns = [
         (lo + (hi - lo) * i // 4 - (lo + (hi - lo) * i // 4) % 10_000 + 4_321) * 1000
@@ -80,12 +66,8 @@ def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):  # noqa
         timeout=120,
         check=False,
     )
-    assert node.returncode == 0, (
-        f"python node failed:\n{node.stdout}\n{node.stderr}\n{run.logs()}"
-    )
-    lines = [
-        json.loads(line) for line in node.stdout.splitlines() if line.startswith("{")
-    ]
+    assert node.returncode == 0, f"python node failed:\n{node.stdout}\n{node.stderr}\n{run.logs()}"
+    lines = [json.loads(line) for line in node.stdout.splitlines() if line.startswith("{")]
     answers = lines
     pub.send_signal(signal.SIGINT)
     assert pub.wait(timeout=10) == 0, run.logs()
@@ -93,9 +75,7 @@ def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):  # noqa
     want = reference(run.dir / "pub.jsonl", queries[:-1])
     worst = 0.0
     for got, q, w in zip(answers, queries, want):
-        assert (
-            got.get("type") == "geometry_msgs.msg._transform_stamped.TransformStamped"
-        ), got
+        assert got.get("type") == "geometry_msgs.msg._transform_stamped.TransformStamped", got
         assert (got["frame_id"], got["child_frame_id"]) == (q[0], q[1]), got
         worst = max(worst, assert_same(got, w, f"T_{q[0]}_{q[1]} at {q[2]} ns"))
     assert answers[-1] == {
@@ -103,12 +83,10 @@ def test_rclpy_node_with_tf_shm_buffer_matches_tf2(run, tf_shm_package):  # noqa
         "does not exist. "
     }, answers[-1]
     assert len(answers) == len(queries), node.stdout
-    print(
-        f"\n{len(answers) - 1} TransformStamped equal tf2's; largest difference {worst:.2e}"
-    )
+    print(f"\n{len(answers) - 1} TransformStamped equal tf2's; largest difference {worst:.2e}")
 
 
-def test_example_listener_runs_against_the_bridge(run, tf_shm_package):  # noqa: F811
+def test_example_listener_runs_against_the_bridge(run, tf_shm_package):
     pr2_through_bridge(run)
     ex = run.start(
         "example",
@@ -116,9 +94,7 @@ def test_example_listener_runs_against_the_bridge(run, tf_shm_package):  # noqa:
     )
     out = wait_for(
         "the example's first transform",
-        lambda: (
-            run.check_alive(ex) or "T_map_r_gripper_tool_frame at" in ex.log.read_text()
-        ),
+        lambda: run.check_alive(ex) or "T_map_r_gripper_tool_frame at" in ex.log.read_text(),
         30,
         run,
         0.5,
@@ -230,9 +206,7 @@ def arena_buffer(tmp_path, monkeypatch, tf_shm_package):
     arena = Arena(str(tmp_path))
     s = math.sqrt(0.5)
     for sec in (1, 2):
-        arena.set_transform(
-            "map", "odom", sec * 10**9, (1.0, 0.0, 0.0), (0.0, 0.0, s, s)
-        )
+        arena.set_transform("map", "odom", sec * 10**9, (1.0, 0.0, 0.0), (0.0, 0.0, s, s))
     yield arena, tf_shm.Buffer(open_timeout=0)
     arena.close()
 
@@ -256,17 +230,13 @@ def test_transform_of_geometry_msgs_types(arena_buffer):
     out = buffer.transform(p, "map")
     assert type(out) is PointStamped
     assert (out.header.frame_id, out.header.stamp) == ("map", stamp)
-    assert [out.point.x, out.point.y, out.point.z] == pytest.approx(
-        [-1.0, 1.0, 3.0], abs=1e-12
-    )
+    assert [out.point.x, out.point.y, out.point.z] == pytest.approx([-1.0, 1.0, 3.0], abs=1e-12)
 
     v = Vector3Stamped()
     v.header.frame_id, v.header.stamp = "odom", stamp
     v.vector.x = 1.0
     out = buffer.transform(v, "map", timeout=Duration_ns(10**8))
-    assert [out.vector.x, out.vector.y, out.vector.z] == pytest.approx(
-        [0.0, 1.0, 0.0], abs=1e-12
-    )
+    assert [out.vector.x, out.vector.y, out.vector.z] == pytest.approx([0.0, 1.0, 0.0], abs=1e-12)
 
     q = PoseStamped()
     q.header.frame_id, q.header.stamp = "odom", stamp
@@ -274,12 +244,8 @@ def test_transform_of_geometry_msgs_types(arena_buffer):
     q.pose.orientation.w = 1.0
     out = buffer.transform(q, "map")
     o = out.pose.orientation
-    assert [out.pose.position.x, out.pose.position.y] == pytest.approx(
-        [1.0, 1.0], abs=1e-12
-    )
-    assert [o.x, o.y, o.z, o.w] == pytest.approx(
-        [0.0, 0.0, 0.5**0.5, 0.5**0.5], abs=1e-12
-    )
+    assert [out.pose.position.x, out.pose.position.y] == pytest.approx([1.0, 1.0], abs=1e-12)
+    assert [o.x, o.y, o.z, o.w] == pytest.approx([0.0, 0.0, 0.5**0.5, 0.5**0.5], abs=1e-12)
 
     t = TransformStamped()
     t.header.frame_id, t.header.stamp, t.child_frame_id = "odom", stamp, "tool"
@@ -301,9 +267,7 @@ def test_rclpy_futures(arena_buffer):
     """wait_for_transform_async gives an rclpy Future; lookup_transform_async is awaitable in
     an rclpy executor; both complete when the data arrives."""
     if [n for _, n in __import__("socket").if_nameindex()] != ["lo"]:
-        pytest.skip(
-            "rclpy runs only in a loopback-only network namespace (scripts/test.sh's)"
-        )
+        pytest.skip("rclpy runs only in a loopback-only network namespace (scripts/test.sh's)")
     import threading
 
     import rclpy
@@ -323,9 +287,7 @@ def test_rclpy_futures(arena_buffer):
         task = executor.create_task(buffer.lookup_transform_async("map", "cam", 0))
         timer = threading.Timer(
             0.3,
-            lambda: arena.set_transform(
-                "odom", "cam", 0, (0, 0, 1.0), (0, 0, 0, 1.0), "t", True
-            ),
+            lambda: arena.set_transform("odom", "cam", 0, (0, 0, 1.0), (0, 0, 0, 1.0), "t", True),
         )
         timer.start()
         executor.spin_until_future_complete(task, timeout_sec=10)

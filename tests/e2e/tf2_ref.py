@@ -24,7 +24,7 @@ class Stamp:
 
     def __init__(self, ns):
         if ns % 1000 or ns >= 10**14:
-            raise SystemExit("tf2_ref: time %d ns is not exact through double seconds" % ns)
+            raise SystemExit(f"tf2_ref: time {ns} ns is not exact through double seconds")
         self.sec = ns / 1e9
 
     def to_sec(self):
@@ -52,11 +52,16 @@ def main():
         try:
             ts = core.lookup_transform_core(target, source, Stamp(time_ns))
         except tf2_py.TransformException as exc:
-            answers.append({"e": "%s: %s" % (type(exc).__name__, exc)})
+            answers.append({"e": f"{type(exc).__name__}: {exc}"})
             continue
         t, q = ts.transform.translation, ts.transform.rotation
-        answers.append({"s": ts.header.stamp.secs * NS + ts.header.stamp.nsecs,
-                        "t": [t.x, t.y, t.z], "q": [q.x, q.y, q.z, q.w]})
+        answers.append(
+            {
+                "s": ts.header.stamp.secs * NS + ts.header.stamp.nsecs,
+                "t": [t.x, t.y, t.z],
+                "q": [q.x, q.y, q.z, q.w],
+            }
+        )
     json.dump(answers, sys.stdout)
 
 

@@ -25,8 +25,12 @@ PARAMS = ROOT / "config" / "tf_shm_bridge.yaml"
 @pytest.fixture(scope="session")
 def bridge_bin():
     if os.environ.get("TF_SHM_E2E_NO_BUILD") != "1":
-        subprocess.run(["cargo", "build", "-q", "--release", "-p", "tf_shm_bridge"], cwd=ROOT,
-                       check=True, timeout=1200)
+        subprocess.run(
+            ["cargo", "build", "-q", "--release", "-p", "tf_shm_bridge"],
+            cwd=ROOT,
+            check=True,
+            timeout=1200,
+        )
     assert os.access(BRIDGE, os.X_OK), f"{BRIDGE} not built"
     return BRIDGE
 
@@ -41,16 +45,26 @@ class World:
         self.runtime = self.dir / "rt"
         self.runtime.mkdir(mode=0o700)
         self.log_dir = self.dir / "roslog"
-        self.env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-                        TF_SHM_RUNTIME_DIR=str(self.runtime), ROS_LOG_DIR=str(self.log_dir),
-                        ROS_DOMAIN_ID=str(random.randint(101, 200)))
-        for var in ("ROS_LOCALHOST_ONLY", "RCUTILS_COLORIZED_OUTPUT", "RCUTILS_CONSOLE_OUTPUT_FORMAT"):
+        self.env = dict(
+            os.environ,
+            ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+            TF_SHM_RUNTIME_DIR=str(self.runtime),
+            ROS_LOG_DIR=str(self.log_dir),
+            ROS_DOMAIN_ID=str(random.randint(101, 200)),
+        )
+        for var in (
+            "ROS_LOCALHOST_ONLY",
+            "RCUTILS_COLORIZED_OUTPUT",
+            "RCUTILS_CONSOLE_OUTPUT_FORMAT",
+        ):
             self.env.pop(var, None)
 
     def start(self, argv, name):
-        err = open(self.dir / f"{name}.err", "w")  # noqa: SIM115 (the process keeps it)
-        p = subprocess.Popen(self.netns + argv, env=self.env, stdout=subprocess.PIPE, stderr=err,
-                             text=True)
+        # The process gets its own copy of the descriptor: ours is closed once it started.
+        with open(self.dir / f"{name}.err", "w") as err:
+            p = subprocess.Popen(
+                self.netns + argv, env=self.env, stdout=subprocess.PIPE, stderr=err, text=True
+            )
         p.name, p.err = name, self.dir / f"{name}.err"
         self.procs.append(p)
         return p
@@ -62,8 +76,12 @@ class World:
         """Waits for the bridge's socket (it is serving), failing early if the bridge exits."""
         end = time.monotonic() + timeout
         while not list(self.runtime.glob("*/*.sock")):
-            assert proc.poll() is None, f"{proc.name} exited with {proc.returncode}:\n{proc.err.read_text()}"
-            assert time.monotonic() < end, f"{proc.name} not serving after {timeout} s:\n{proc.err.read_text()}"
+            assert proc.poll() is None, (
+                f"{proc.name} exited with {proc.returncode}:\n{proc.err.read_text()}"
+            )
+            assert time.monotonic() < end, (
+                f"{proc.name} not serving after {timeout} s:\n{proc.err.read_text()}"
+            )
             time.sleep(0.05)
 
     def stop(self, proc):

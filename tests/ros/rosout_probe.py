@@ -27,13 +27,24 @@ def main():
 
     def on_log(m):
         if m.name == a.logger and m.level == Log.WARN and a.child_frame in m.msg:
-            got.append({"name": m.name, "level": m.level, "msg": m.msg, "file": m.file,
-                        "line": m.line, "function": m.function})
+            got.append(
+                {
+                    "name": m.name,
+                    "level": m.level,
+                    "msg": m.msg,
+                    "file": m.file,
+                    "line": m.line,
+                    "function": m.function,
+                }
+            )
 
     # /rosout's own QoS (rcl: reliable, transient local): a warning sent before we matched is
     # still delivered.
-    qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    qos = QoSProfile(
+        depth=1000,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
     node.create_subscription(Log, "/rosout", on_log, qos)
     pub = node.create_publisher(TFMessage, "/tf", 100)
     t = TransformStamped()
@@ -49,8 +60,10 @@ def main():
     node.destroy_node()
     rclpy.shutdown()
     if not got:
-        print(f"no WARN from {a.logger} mentioning {a.child_frame} on /rosout in {a.timeout} s",
-              file=sys.stderr)
+        print(
+            f"no WARN from {a.logger} mentioning {a.child_frame} on /rosout in {a.timeout} s",
+            file=sys.stderr,
+        )
         return 1
     print(json.dumps(got[0]))
     return 0

@@ -5,7 +5,8 @@ Real processes in a loopback-only network namespace (ROS_AUTOMATIC_DISCOVERY_RAN
 with both cores kept busy by busy loops at normal priority where the issue asks for it.
 Publishers: tests/ros/tf_faults_publisher.py; consumers: the `tf_shm` CLI and
 crates/tf_shm/examples/restart_probe.rs. Fixtures (build, netns, one run's world) are the e2e
-test's (tests/e2e/test_pr2.py).
+tests' (tests/conftest.py, tests/harness.py); TF_SHM_TEST_BRIDGE names another bridge binary for
+before/after measurements.
 
 Run: scripts/ros-env.sh run python3 -m pytest tests/ros/test_bridge_faults.py   (as root)
 """
@@ -20,13 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-import test_pr2  # noqa: E402
-from test_pr2 import BIN, ROOT, built, run, tree, wait_for  # noqa: E402,F401
-
-# For before/after measurements: another bridge binary (e.g. one built from an older commit).
-test_pr2.BRIDGE = os.environ.get("TF_SHM_TEST_BRIDGE", test_pr2.BRIDGE)
+from harness import BIN, ROOT, tree, wait_for
 
 PUB = str(Path(__file__).with_name("tf_faults_publisher.py"))
 PROBE = str(BIN / "examples" / "restart_probe")
@@ -35,15 +30,21 @@ PROBE = str(BIN / "examples" / "restart_probe")
 @pytest.fixture(scope="module")
 def probe_built(built):
     if os.environ.get("TF_SHM_E2E_NO_BUILD") != "1":
-        subprocess.run(["cargo", "build", "-q", "--release", "-p", "tf_shm", "--example", "restart_probe"],
-                       cwd=ROOT, check=True, timeout=1200)
+        subprocess.run(
+            ["cargo", "build", "-q", "--release", "-p", "tf_shm", "--example", "restart_probe"],
+            cwd=ROOT,
+            check=True,
+            timeout=1200,
+        )
     assert os.access(PROBE, os.X_OK), f"{PROBE} not built"
 
 
 @pytest.fixture
 def busy_cores():
     """Both cores busy with one busy loop per core, at normal priority, for the whole test."""
-    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() or 2)]
+    loops = [
+        subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() or 2)
+    ]
     yield
     for p in loops:
         p.kill()
@@ -51,7 +52,12 @@ def busy_cores():
 
 
 def publisher(run, mode, n, name=None):
-    p = run.start(name or f"pub_{mode}", [sys.executable, PUB, mode, str(n)], stdout=subprocess.PIPE, text=True)
+    p = run.start(
+        name or f"pub_{mode}",
+        [sys.executable, PUB, mode, str(n)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     return p
 
 
@@ -90,15 +96,21 @@ def test_forty_latched_static_publishers_before_the_bridge_all_stored(run, busy_
     expect_line(run, pub, "up", 60)
     bridge = run.bridge()
     want = {f"static_{i}" for i in range(40)}
-    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    wait_for(
+        "the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run
+    )
     got = stored(run, "static_", want, 20)
-    assert got == want, f"{len(got)} of 40 static frames stored; missing {sorted(want - got)[:8]}\n{run.logs()}"
+    assert got == want, (
+        f"{len(got)} of 40 static frames stored; missing {sorted(want - got)[:8]}\n{run.logs()}"
+    )
     assert doctor(run)["INTAKE"]["status"] == "ok"
 
 
 def test_a_hundred_tf_messages_back_to_back_all_stored(run, busy_cores):
     bridge = run.bridge()
-    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    wait_for(
+        "the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run
+    )
     pub = publisher(run, "burst", 100)
     expect_line(run, pub, "sent 100", 60)
     want = {f"burst_{i}" for i in range(100)}
@@ -112,9 +124,16 @@ def test_messages_the_middleware_drops_are_counted(run):
     the last QoS-depth of them afterwards; every other one is counted as lost, none silently."""
     n = 300
     bridge = run.bridge()
-    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
-    pub = run.start("pub_held", [sys.executable, PUB, "held", str(n)], stdout=subprocess.PIPE,
-                    stdin=subprocess.PIPE, text=True)
+    wait_for(
+        "the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run
+    )
+    pub = run.start(
+        "pub_held",
+        [sys.executable, PUB, "held", str(n)],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        text=True,
+    )
     expect_line(run, pub, "lead sent", 60)
     # The publisher's first message starts its sequence count in the bridge.
     assert stored(run, "held_lead", {"held_lead"}, 15) == {"held_lead"}, run.logs()
@@ -137,13 +156,19 @@ def test_messages_the_middleware_drops_are_counted(run):
         time.sleep(0.3)
     print(f"\nmiddleware drop: {len(got)} of {n} stored, {lost} counted lost")
     assert got <= want
-    assert lost > 0, f"nothing counted although {n - len(got)} of {n} messages are missing\n{run.logs()}"
-    assert len(got) + lost == n, f"{len(got)} stored + {lost} counted lost != {n} published\n{run.logs()}"
+    assert lost > 0, (
+        f"nothing counted although {n - len(got)} of {n} messages are missing\n{run.logs()}"
+    )
+    assert len(got) + lost == n, (
+        f"{len(got)} stored + {lost} counted lost != {n} published\n{run.logs()}"
+    )
     check = doctor(run)["INTAKE"]
     assert check["status"] == "fail" and check["verdict"].startswith(f"{lost} messages lost"), check
     # The bridge said so at warn, with the middleware's share.
     text = Path(bridge.log).read_text()
-    assert re.search(rf"{lost} messages lost so far .*{lost} not delivered by the middleware", text), text[-3000:]
+    assert re.search(
+        rf"{lost} messages lost so far .*{lost} not delivered by the middleware", text
+    ), text[-3000:]
 
 
 def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
@@ -152,12 +177,16 @@ def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
     receiving it (measured by a probe that opens the new arena fresh after each kill)."""
     restarts = 20
     bridge = run.bridge("bridge0")
-    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    wait_for(
+        "the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run
+    )
     pub = publisher(run, "live", 50)
     expect_line(run, pub, "up", 60)
     wait_for("map -> sensor", lambda: run.cli("lookup", "map", "sensor").returncode == 0, 30, run)
-    probes = [run.start(f"probe{i}", [PROBE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-              for i in range(4)]
+    probes = [
+        run.start(f"probe{i}", [PROBE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for i in range(4)
+    ]
     time.sleep(1.0)
     receipts, kills = [], []
     for k in range(1, restarts + 1):
@@ -170,12 +199,24 @@ def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
         for p in probes:
             p.stdin.write(f"kill {killed}\n")
             p.stdin.flush()
-        receipt = run.start(f"receipt{k}", [PROBE, "--receipt-after", str(killed)],
-                            stdout=subprocess.PIPE, text=True)
+        receipt = run.start(
+            f"receipt{k}",
+            [PROBE, "--receipt-after", str(killed)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         bridge = run.bridge(f"bridge{k}")
         # Wait until the new arena is ready and every probe had time to follow it.
-        wait_for(f"restart {k}: arena ready", lambda: run.check_alive(bridge, pub, *probes)
-                 or doctor(run).get("READY", {}).get("status") == "ok", 30, run, 0.1)
+        wait_for(
+            f"restart {k}: arena ready",
+            lambda bridge=bridge: (
+                run.check_alive(bridge, pub, *probes)
+                or doctor(run).get("READY", {}).get("status") == "ok"
+            ),
+            30,
+            run,
+            0.1,
+        )
         time.sleep(1.2)
         out, _ = receipt.communicate(timeout=20)
         receipts.append(json.loads(out.strip().splitlines()[-1])["receipt_unix_ns"])
@@ -184,28 +225,41 @@ def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
         out, _ = p.communicate(timeout=20)
         results.append(json.loads(out.strip().splitlines()[-1]))
     since_kill = sorted((rc - k) / 1e6 for rc, k in zip(receipts, kills))
-    summary = [f"new bridge had /tf data after the kill: p50 {since_kill[len(since_kill) // 2]:.0f} ms "
-               f"max {since_kill[-1]:.0f} ms"]
+    summary = [
+        (
+            "new bridge had /tf data after the kill: "
+            f"p50 {since_kill[len(since_kill) // 2]:.0f} ms max {since_kill[-1]:.0f} ms"
+        )
+    ]
     for i, r in enumerate(results):
         stale = sorted(s["stale_ms"] for s in r["swaps"])
         wait = sorted(s["swap_after_first_data_ms"] for s in r["swaps"])
         lag = sorted((f - rc) / 1e6 for f, rc in zip(r["fresh_unix_ns"], receipts) if f is not None)
-        summary.append(f"probe{i}: {r['lookups']} lookups, {r['errors']} errors, {r['wrong']} wrong, "
-                       f"{r['generation']} swaps; fresh data after the new bridge had it "
-                       f"p50 {lag[len(lag) // 2]:.0f} ms max {lag[-1]:.0f} ms; "
-                       f"without fresh data p50 {stale[len(stale) // 2]:.0f} ms max {stale[-1]:.0f} ms; "
-                       f"swap after the new arena's first data p50 {wait[len(wait) // 2]:.0f} ms "
-                       f"max {wait[-1]:.0f} ms" if lag else f"probe{i}: no fresh data: {r}")
+        summary.append(
+            f"probe{i}: {r['lookups']} lookups, {r['errors']} errors, {r['wrong']} wrong, "
+            f"{r['generation']} swaps; fresh data after the new bridge had it "
+            f"p50 {lag[len(lag) // 2]:.0f} ms max {lag[-1]:.0f} ms; "
+            f"without fresh data p50 {stale[len(stale) // 2]:.0f} ms max {stale[-1]:.0f} ms; "
+            f"swap after the new arena's first data p50 {wait[len(wait) // 2]:.0f} ms "
+            f"max {wait[-1]:.0f} ms"
+            if lag
+            else f"probe{i}: no fresh data: {r}"
+        )
     print("\n".join(summary))
     for i, r in enumerate(results):
-        assert r["errors"] == 0, f"probe{i}: {r['errors']} failed lookups, first: {r['first_error']}\n{summary}"
+        assert r["errors"] == 0, (
+            f"probe{i}: {r['errors']} failed lookups, first: {r['first_error']}\n{summary}"
+        )
         assert r["wrong"] == 0, f"probe{i}: {r['wrong']} wrong answers"
-        assert r["generation"] == restarts, f"probe{i} followed {r['generation']} of {restarts} restarts"
+        assert r["generation"] == restarts, (
+            f"probe{i} followed {r['generation']} of {restarts} restarts"
+        )
         assert len(r["fresh_unix_ns"]) == restarts
         for k, (fresh, rc) in enumerate(zip(r["fresh_unix_ns"], receipts), 1):
             assert fresh is not None, f"probe{i} never answered with restart {k}'s data\n{summary}"
-            assert fresh - rc < 10**9, \
+            assert fresh - rc < 10**9, (
                 f"probe{i}, restart {k}: fresh data {(fresh - rc) / 1e6:.0f} ms after the new bridge had it\n{summary}"
+            )
         for s in r["swaps"]:
             # Bounded by the bridge's ready grace (6 s) plus the consumer's cover wait.
             assert s["swap_after_create_ms"] < 8000, f"probe{i} swapped late: {s}"
@@ -215,7 +269,9 @@ def test_a_flood_of_frame_names_is_bounded_in_the_log(run):
     """100 000 new frame names against a 4096-frame table: the bridge logs a bounded number of
     lines, doctor fails CAPACITY, and frames that existed before keep answering."""
     bridge = run.bridge()
-    wait_for("the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run)
+    wait_for(
+        "the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run
+    )
     pub = publisher(run, "live", 50)
     expect_line(run, pub, "up", 60)
     wait_for("map -> sensor", lambda: run.cli("lookup", "map", "sensor").returncode == 0, 30, run)
@@ -225,11 +281,18 @@ def test_a_flood_of_frame_names_is_bounded_in_the_log(run):
     run.check_alive(bridge, pub)
     # The held-back lines are summarised once the 10 s period since the first of them is over.
     summary = re.compile(r"\d+ more refused or capacity-limited transforms")
-    wait_for("the summary of held-back refusal lines",
-             lambda: any(summary.search(line) for line in bridge.log.read_text().splitlines()), 20, run, 0.5)
+    wait_for(
+        "the summary of held-back refusal lines",
+        lambda: any(summary.search(line) for line in bridge.log.read_text().splitlines()),
+        20,
+        run,
+        0.5,
+    )
     lines = bridge.log.read_text().splitlines()
     print(f"100 000-name flood: {len(lines)} bridge log lines")
-    assert len(lines) < 200, f"{len(lines)} log lines for a 100 000-name flood:\n" + "\n".join(lines[-20:])
+    assert len(lines) < 200, f"{len(lines)} log lines for a 100 000-name flood:\n" + "\n".join(
+        lines[-20:]
+    )
     checks = doctor(run)
     assert checks["CAPACITY"]["status"] == "fail", checks["CAPACITY"]
     assert "frame table is full" in checks["CAPACITY"]["verdict"]

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 # The node's own debug line at start (src/main.rs), and its first info line.
-DEBUG_LINE = re.compile(r"^\[DEBUG\] \[\d+\.\d+\] \[tf_shm_bridge\]: logger tf_shm_bridge; settings ", re.MULTILINE)
+DEBUG_LINE = re.compile(
+    r"^\[DEBUG\] \[\d+\.\d+\] \[tf_shm_bridge\]: logger tf_shm_bridge; settings ", re.MULTILINE
+)
 INFO_LINE = re.compile(r"^\[INFO\] \[\d+\.\d+\] \[tf_shm_bridge\]: serving arena ", re.MULTILINE)
 RCL_DEBUG = re.compile(r"^\[DEBUG\] \[\d+\.\d+\] \[rcl\]: ", re.MULTILINE)
 
@@ -31,13 +33,21 @@ def node_log_file(world):
     return files[0].read_text()
 
 
-@pytest.mark.parametrize("ros_args, debug, info, rcl_debug", [
-    ((), False, True, False),
-    (("--log-level", "debug"), True, True, True),
-    (("--log-level", "tf_shm_bridge:=debug"), True, True, False),
-    (("--log-level", "warn"), False, False, False),
-    (("--log-level", "debug", "-p", "log_level:=info"), False, True, True),  # the parameter alias
-])
+@pytest.mark.parametrize(
+    "ros_args, debug, info, rcl_debug",
+    [
+        ((), False, True, False),
+        (("--log-level", "debug"), True, True, True),
+        (("--log-level", "tf_shm_bridge:=debug"), True, True, False),
+        (("--log-level", "warn"), False, False, False),
+        (
+            ("--log-level", "debug", "-p", "log_level:=info"),
+            False,
+            True,
+            True,
+        ),  # the parameter alias
+    ],
+)
 def test_log_level_from_ros_args(world, bridge_bin, ros_args, debug, info, rcl_debug):
     err = run_bridge(world, bridge_bin, *ros_args)
     assert bool(DEBUG_LINE.search(err)) == debug, err
@@ -61,9 +71,19 @@ def test_warning_reaches_rosout(world, bridge_bin):
     reads that warning from /rosout, under the bridge's logger name and at WARN."""
     bridge = world.bridge(bridge_bin)
     world.wait_serving(bridge)
-    probe = world.start([sys.executable, str(Path(__file__).with_name("rosout_probe.py")),
-                         "--logger", "tf_shm_bridge", "--child-frame", "nan_probe_frame",
-                         "--timeout", "40"], "probe")
+    probe = world.start(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("rosout_probe.py")),
+            "--logger",
+            "tf_shm_bridge",
+            "--child-frame",
+            "nan_probe_frame",
+            "--timeout",
+            "40",
+        ],
+        "probe",
+    )
     out, _ = probe.communicate(timeout=60)
     assert probe.returncode == 0, f"{probe.err.read_text()}\n--- bridge:\n{bridge.err.read_text()}"
     log = json.loads(out.strip().splitlines()[-1])
@@ -71,12 +91,19 @@ def test_warning_reaches_rosout(world, bridge_bin):
     assert "nan_probe_frame" in log["msg"], log
     assert log["file"].endswith(".rs") and log["line"] > 0, log
     err = world.stop(bridge)
-    assert re.search(r"^\[WARN\] \[\d+\.\d+\] \[tf_shm_bridge\]: .*nan_probe_frame", err, re.MULTILINE), err
+    assert re.search(
+        r"^\[WARN\] \[\d+\.\d+\] \[tf_shm_bridge\]: .*nan_probe_frame", err, re.MULTILINE
+    ), err
 
 
 def test_namespaced_logger(world, bridge_bin):
     """In a namespace the node's logger is NS.tf_shm_bridge, as for rclcpp nodes; per-logger
     levels name it so."""
-    err = run_bridge(world, bridge_bin, "-r", "__ns:=/robot1", "--log-level", "robot1.tf_shm_bridge:=debug")
-    assert re.search(r"^\[DEBUG\] \[\d+\.\d+\] \[robot1\.tf_shm_bridge\]: logger robot1\.tf_shm_bridge; ",
-                     err, re.MULTILINE), err
+    err = run_bridge(
+        world, bridge_bin, "-r", "__ns:=/robot1", "--log-level", "robot1.tf_shm_bridge:=debug"
+    )
+    assert re.search(
+        r"^\[DEBUG\] \[\d+\.\d+\] \[robot1\.tf_shm_bridge\]: logger robot1\.tf_shm_bridge; ",
+        err,
+        re.MULTILINE,
+    ), err

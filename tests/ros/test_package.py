@@ -21,7 +21,9 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-BRIDGE = str(Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "tf_shm_bridge")
+BRIDGE = str(
+    Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "tf_shm_bridge"
+)
 PARAMS = ROOT / "config" / "tf_shm_bridge.yaml"
 LAUNCH_DIR = ROOT / "launch"
 ARGUMENTS = {"params_file", "arena_name", "domain", "namespace", "log_level", "use_sim_time"}
@@ -41,8 +43,15 @@ def package_deps():
 
 def r2r_links():
     """Libraries r2r's build scripts link (cargo:rustc-link-lib=dylib=NAME)."""
-    meta = json.loads(subprocess.run(["cargo", "metadata", "--format-version", "1", "--offline"],
-                                     cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+    meta = json.loads(
+        subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--offline"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     libs = set()
     for pkg in meta["packages"]:
         if pkg["name"] in ("r2r_rcl", "r2r_actions"):
@@ -61,7 +70,9 @@ def message_packages():
 
 def needed_packages():
     """ROS packages the built node loads (DT_NEEDED), named as their libraries are."""
-    out = subprocess.run(["readelf", "-d", BRIDGE], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["readelf", "-d", BRIDGE], capture_output=True, text=True, check=True
+    ).stdout
     libs = re.findall(r"\[lib(\w+?)(?:__rosidl_\w+)?\.so\]", out)
     return {lib for lib in libs if lib not in ("c", "gcc_s", "m", "dl", "pthread", "stdc++")}
 
@@ -91,21 +102,29 @@ def test_package_xml_build_and_exec_depends_match_what_the_node_uses(bridge_bin)
     exec_ = deps["depend"] | deps["exec_depend"]
     launch = python_imports(LAUNCH_DIR.glob("*.py"))
     assert launch - exec_ == set(), f"launch files import undeclared: {sorted(launch - exec_)}"
-    assert deps["exec_depend"] - launch == set(), f"unused <exec_depend>: {deps['exec_depend'] - launch}"
+    assert deps["exec_depend"] - launch == set(), (
+        f"unused <exec_depend>: {deps['exec_depend'] - launch}"
+    )
 
 
 def test_package_xml_test_depends_match_the_tests():
     deps = package_deps()
     # What the ROS 2 tests run; tests/e2e/tf2_ref.py is the ROS 1 reference (Debian's python3-tf2
     # under /usr/bin/python3), not a dependency of this package.
-    files = [*(ROOT / "tests" / "ros").glob("*.py"), ROOT / "tests" / "e2e" / "test_pr2.py",
-             ROOT / "scripts" / "pr2_publisher.py"]
-    # The tests' own modules (conftest, tests/e2e/test_pr2.py's shared helpers) are not packages.
+    files = [
+        *(ROOT / "tests" / "ros").glob("*.py"),
+        ROOT / "tests" / "e2e" / "test_pr2.py",
+        ROOT / "tests" / "harness.py",
+        ROOT / "scripts" / "pr2_publisher.py",
+    ]
+    # The tests' own modules (conftest, tests/harness.py, test_pr2's helpers) are not packages.
     own = {"conftest"} | {f.stem for f in ROOT.joinpath("tests").rglob("*.py")}
     tests = {ROSDEP_KEYS.get(m, m) for m in python_imports(files)} - own
     declared = deps["test_depend"] | deps["depend"]
     assert tests - declared == set(), f"tests import undeclared: {sorted(tests - declared)}"
-    assert deps["test_depend"] - tests == set(), f"unused <test_depend>: {deps['test_depend'] - tests}"
+    assert deps["test_depend"] - tests == set(), (
+        f"unused <test_depend>: {deps['test_depend'] - tests}"
+    )
 
 
 def test_colcon_finds_only_the_ros_packages(tmp_path):
@@ -113,8 +132,14 @@ def test_colcon_finds_only_the_ros_packages(tmp_path):
     with --profile dev, which `--cargo-args --release` contradicts, and installing its test and
     benchmark binaries); each crate carries a COLCON_IGNORE, so only the node and the C/C++
     library (an ament package that C++ nodes find_package) are built."""
-    r = subprocess.run(["colcon", "--log-base", str(tmp_path / "log"), "list", "--base-paths", str(ROOT)],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["colcon", "--log-base", str(tmp_path / "log"), "list", "--base-paths", str(ROOT)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     found = [line.split("\t") for line in r.stdout.splitlines()]
     assert found == [
@@ -131,9 +156,14 @@ def test_params_file_is_keyed_for_any_node_and_matches_the_options(bridge_bin):
     doc = yaml.safe_load(PARAMS.read_text())
     assert list(doc) == ["/**"], "params must apply whatever the node's name and namespace"
     params = doc["/**"]["ros__parameters"]
-    help_text = subprocess.run([bridge_bin, "--help"], capture_output=True, text=True, check=True).stdout
+    help_text = subprocess.run(
+        [bridge_bin, "--help"], capture_output=True, text=True, check=True
+    ).stdout
     options_part = help_text.split("Options:")[1].split("ROS arguments")[0]
-    options = set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z0-9-]*)", options_part, re.MULTILINE)) - {"help", "version"}
+    options = set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z0-9-]*)", options_part, re.MULTILINE)) - {
+        "help",
+        "version",
+    }
     # use_sim_time is every ROS node's standard parameter, not a bridge option.
     names = {k.replace("_", "-") for k in params} - {"use-sim-time"}
     assert names - options == set(), f"params the bridge does not accept: {names - options}"
@@ -142,7 +172,14 @@ def test_params_file_is_keyed_for_any_node_and_matches_the_options(bridge_bin):
 
 def test_help_documents_ros_arguments(bridge_bin):
     text = subprocess.run([bridge_bin, "--help"], capture_output=True, text=True, check=True).stdout
-    for needle in ("--ros-args", "--params-file", "use_sim_time", "--log-level", "__ns:=", "/rosout"):
+    for needle in (
+        "--ros-args",
+        "--params-file",
+        "use_sim_time",
+        "--log-level",
+        "__ns:=",
+        "/rosout",
+    ):
         assert needle in text, f"--help does not mention {needle}"
     assert "\x1b[" not in text
 
@@ -177,23 +214,43 @@ def stand_in_modules():
         m.__dict__.update(attrs)
         return m
 
-    kinds = {k: type(k, (Recorded,), {}) for k in (
-        "LaunchDescription", "DeclareLaunchArgument", "OpaqueFunction", "IncludeLaunchDescription",
-        "PythonLaunchDescriptionSource", "Node", "ParameterValue")}
+    kinds = {
+        k: type(k, (Recorded,), {})
+        for k in (
+            "LaunchDescription",
+            "DeclareLaunchArgument",
+            "OpaqueFunction",
+            "IncludeLaunchDescription",
+            "PythonLaunchDescriptionSource",
+            "Node",
+            "ParameterValue",
+        )
+    }
     return kinds, {
         "launch": mod("launch", LaunchDescription=kinds["LaunchDescription"]),
-        "launch.actions": mod("launch.actions", **{k: kinds[k] for k in (
-            "DeclareLaunchArgument", "OpaqueFunction", "IncludeLaunchDescription")}),
-        "launch.substitutions": mod("launch.substitutions", LaunchConfiguration=LaunchConfiguration),
-        "launch.launch_description_sources": mod("launch.launch_description_sources",
-                                                 PythonLaunchDescriptionSource=kinds["PythonLaunchDescriptionSource"]),
+        "launch.actions": mod(
+            "launch.actions",
+            **{
+                k: kinds[k]
+                for k in ("DeclareLaunchArgument", "OpaqueFunction", "IncludeLaunchDescription")
+            },
+        ),
+        "launch.substitutions": mod(
+            "launch.substitutions", LaunchConfiguration=LaunchConfiguration
+        ),
+        "launch.launch_description_sources": mod(
+            "launch.launch_description_sources",
+            PythonLaunchDescriptionSource=kinds["PythonLaunchDescriptionSource"],
+        ),
         "launch_ros": mod("launch_ros"),
         "launch_ros.actions": mod("launch_ros.actions", Node=kinds["Node"]),
-        "launch_ros.parameter_descriptions": mod("launch_ros.parameter_descriptions",
-                                                 ParameterValue=kinds["ParameterValue"]),
+        "launch_ros.parameter_descriptions": mod(
+            "launch_ros.parameter_descriptions", ParameterValue=kinds["ParameterValue"]
+        ),
         "ament_index_python": mod("ament_index_python"),
-        "ament_index_python.packages": mod("ament_index_python.packages",
-                                           get_package_share_directory=lambda p: f"/share/{p}"),
+        "ament_index_python.packages": mod(
+            "ament_index_python.packages", get_package_share_directory=lambda p: f"/share/{p}"
+        ),
     }
 
 
@@ -215,7 +272,9 @@ def launch_file(monkeypatch):
 def bridge_node(description, kinds, **given):
     """The Node the bridge launch file builds for launch arguments `given` (others default)."""
     actions = description.args[0]
-    declared = {a.args[0]: a.kwargs for a in actions if isinstance(a, kinds["DeclareLaunchArgument"])}
+    declared = {
+        a.args[0]: a.kwargs for a in actions if isinstance(a, kinds["DeclareLaunchArgument"])
+    }
     values = {name: given.get(name, kw["default_value"]) for name, kw in declared.items()}
     (fn,) = [a for a in actions if isinstance(a, kinds["OpaqueFunction"])]
     (node,) = fn.kwargs["function"](Context(values))
@@ -224,10 +283,16 @@ def bridge_node(description, kinds, **given):
 
 def test_bridge_launch_declares_the_documented_arguments(launch_file):
     description, kinds = launch_file("tf_shm_bridge.launch.py")
-    declared = {a.args[0]: a.kwargs for a in description.args[0] if isinstance(a, kinds["DeclareLaunchArgument"])}
+    declared = {
+        a.args[0]: a.kwargs
+        for a in description.args[0]
+        if isinstance(a, kinds["DeclareLaunchArgument"])
+    }
     assert set(declared) == ARGUMENTS
     assert all(kw["description"] for kw in declared.values())
-    assert declared["params_file"]["default_value"] == "/share/tf_shm_bridge/config/tf_shm_bridge.yaml"
+    assert (
+        declared["params_file"]["default_value"] == "/share/tf_shm_bridge/config/tf_shm_bridge.yaml"
+    )
     readme = (ROOT / "README.md").read_text()
     for name in ARGUMENTS:
         assert f"{name}:=" in readme, f"README does not document launch argument {name}"
@@ -246,13 +311,23 @@ def test_bridge_launch_defaults_leave_the_params_file_in_charge(launch_file):
 
 
 def test_bridge_launch_arguments_reach_the_node(launch_file):
-    node = bridge_node(*launch_file("tf_shm_bridge.launch.py"), arena_name="robot1", domain="7",
-                       namespace="robot1", log_level="tf_shm_bridge:=debug", use_sim_time="true",
-                       params_file="/tmp/mine.yaml")
+    node = bridge_node(
+        *launch_file("tf_shm_bridge.launch.py"),
+        arena_name="robot1",
+        domain="7",
+        namespace="robot1",
+        log_level="tf_shm_bridge:=debug",
+        use_sim_time="true",
+        params_file="/tmp/mine.yaml",
+    )
     params_file, overrides = node["parameters"]
     assert params_file == "/tmp/mine.yaml"
     got = {k: (v.args[0], v.kwargs["value_type"]) for k, v in overrides.items()}
-    assert got == {"arena_name": ("robot1", str), "domain": ("7", int), "use_sim_time": ("true", bool)}
+    assert got == {
+        "arena_name": ("robot1", str),
+        "domain": ("7", int),
+        "use_sim_time": ("true", bool),
+    }
     assert node["namespace"] == "robot1"
     assert node["ros_arguments"] == ["--log-level", "tf_shm_bridge:=debug"]
 
@@ -261,6 +336,10 @@ def test_two_robots_launch_has_one_arena_per_robot(launch_file):
     description, kinds = launch_file("two_robots.launch.py")
     includes = [a for a in description.args[0] if isinstance(a, kinds["IncludeLaunchDescription"])]
     args = [dict(i.kwargs["launch_arguments"]) for i in includes]
-    assert [i.args[0].args[0] for i in includes] == ["/share/tf_shm_bridge/launch/tf_shm_bridge.launch.py"] * 2
-    assert len({a["arena_name"] for a in args}) == 2 and all(a["namespace"] == a["arena_name"] for a in args)
+    assert [i.args[0].args[0] for i in includes] == [
+        "/share/tf_shm_bridge/launch/tf_shm_bridge.launch.py"
+    ] * 2
+    assert len({a["arena_name"] for a in args}) == 2 and all(
+        a["namespace"] == a["arena_name"] for a in args
+    )
     assert set().union(*args) <= ARGUMENTS

@@ -26,9 +26,12 @@ from geometry_msgs.msg import TransformStamped
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
 
-TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
-STATIC_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
+TF_QOS = QoSProfile(
+    depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
+)
+STATIC_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
 
 
 def transform(parent, child, stamp_ns, xyz, yaw=0.0):
@@ -49,8 +52,13 @@ def statics(n):
     for i in range(n):
         node = rclpy.create_node(f"static_pub_{i}")
         pub = node.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
-        pub.publish(TFMessage(transforms=[transform("base_link", f"static_{i}", time.time_ns(),
-                                                    (0.01 * i, 0.0, 0.0))]))
+        pub.publish(
+            TFMessage(
+                transforms=[
+                    transform("base_link", f"static_{i}", time.time_ns(), (0.01 * i, 0.0, 0.0))
+                ]
+            )
+        )
         nodes.append((node, pub))
     say("up")
     while True:
@@ -72,7 +80,9 @@ def send_back_to_back(pub, prefix, n):
     one stamp, x = i), prints "sent n", then stays up until killed."""
     now = time.time_ns()
     for i in range(n):
-        pub.publish(TFMessage(transforms=[transform("origin", f"{prefix}_{i}", now, (float(i), 0.0, 0.0))]))
+        pub.publish(
+            TFMessage(transforms=[transform("origin", f"{prefix}_{i}", now, (float(i), 0.0, 0.0))])
+        )
     say(f"sent {n}")
     while True:
         time.sleep(1)
@@ -85,7 +95,9 @@ def burst(n):
 
 def held(n):
     _node, pub = matched_tf_publisher("held_pub")
-    pub.publish(TFMessage(transforms=[transform("origin", "held_lead", time.time_ns(), (0.0, 0.0, 0.0))]))
+    pub.publish(
+        TFMessage(transforms=[transform("origin", "held_lead", time.time_ns(), (0.0, 0.0, 0.0))])
+    )
     say("lead sent")
     sys.stdin.readline()
     send_back_to_back(pub, "held", n)
@@ -95,14 +107,20 @@ def live(hz):
     node = rclpy.create_node("live_pub")
     tf = node.create_publisher(TFMessage, "/tf", TF_QOS)
     st = node.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
-    st.publish(TFMessage(transforms=[transform("base_link", "sensor", time.time_ns(), (0.1, 0.2, 0.3))]))
+    st.publish(
+        TFMessage(transforms=[transform("base_link", "sensor", time.time_ns(), (0.1, 0.2, 0.3))])
+    )
     say("up")
     period = 1.0 / hz
     next_t = time.monotonic()
     while True:
         stamp = time.time_ns()
         s = stamp / 1e9
-        tf.publish(TFMessage(transforms=[transform("map", "base_link", stamp, (s % 100.0, 0.5, 0.0), s % 10.0)]))
+        tf.publish(
+            TFMessage(
+                transforms=[transform("map", "base_link", stamp, (s % 100.0, 0.5, 0.0), s % 10.0)]
+            )
+        )
         next_t += period
         time.sleep(max(0.0, next_t - time.monotonic()))
 

@@ -81,14 +81,15 @@ import sys
 import tempfile
 
 try:
-    import tf2_py
     import rospy  # noqa: F401  (tf2_py needs rospy's message machinery loaded)
+    import tf2_py
     from geometry_msgs.msg import TransformStamped
 except ImportError as exc:  # pragma: no cover - environment problem
     sys.stderr.write(
-        "tf2_reference: cannot import Debian's tf2 (%s).\n"
+        f"tf2_reference: cannot import Debian's tf2 ({exc}).\n"
         "Install it: apt-get install -y python3-tf2 python3-geometry-msgs, and run with "
-        "/usr/bin/python3.\n" % exc)
+        "/usr/bin/python3.\n"
+    )
     sys.exit(3)
 
 REFERENCE = "tf2 0.7.6 (ROS 1 BufferCore, Debian python3-tf2), answers converted to ROS 2 Jazzy"
@@ -101,7 +102,7 @@ class HarnessError(Exception):
     """The harness's own model disagrees with tf2, or tf2 said something unparseable."""
 
 
-class Stamp(object):
+class Stamp:
     """tf2_py only calls to_sec() on times it is given."""
 
     __slots__ = ("sec",)
@@ -116,12 +117,12 @@ class Stamp(object):
 def ros1_ns(secs):
     """Integer ns that ros::Time::fromSec stores for a double."""
     s = math.floor(secs)
-    return int(s) * NS + int(math.floor((secs - s) * 1e9 + 0.5))
+    return s * NS + math.floor((secs - s) * 1e9 + 0.5)
 
 
 def check_time(ns):
     if ns < 0 or ros1_ns(ns / 1e9) != ns:
-        raise HarnessError("time %d ns does not survive tf2_py's double conversion" % ns)
+        raise HarnessError(f"time {ns} ns does not survive tf2_py's double conversion")
 
 
 def strip_slash(name):
@@ -155,10 +156,12 @@ def rand_quat(rng):
 def quat_mul(a, b):
     ax, ay, az, aw = a
     bx, by, bz, bw = b
-    return [aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz]
+    return [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
 
 
 def small_rot(rng, max_angle):
@@ -185,7 +188,7 @@ def r3(x):
     return round(x, 3)
 
 
-class Stream(object):
+class Stream:
     """One publisher's samples for one child frame."""
 
     def __init__(self, rng, child, parents, t0, dur, cache_ns, authority, cap, resend):
@@ -243,8 +246,16 @@ class Stream(object):
                 q = quat_mul(small_rot(rng, 0.3), q)
             tr = [r3(c + rng.uniform(-0.5, 0.5)) for c in tr]
             arrival = st + (rng.randrange(0, self.latency // US + 1) * US if self.latency else 0)
-            op = ["insert", self.parent_at[i], self.child, st, list(tr), wire_quat(rng, q),
-                  False, self.authority]
+            op = [
+                "insert",
+                self.parent_at[i],
+                self.child,
+                st,
+                list(tr),
+                wire_quat(rng, q),
+                False,
+                self.authority,
+            ]
             out.append((arrival, op))
             if rng.random() < self.resend:
                 # Re-sent later: an exact duplicate, or same stamp with other values.
@@ -262,14 +273,15 @@ def gen_scenario(rng, name):
     t0 = (dur + rng.randrange(NS, 20000 * NS)) // US * US
     n = rng.randint(2, 21)
     shape = rng.choice(["chain", "bushy", "bushy", "forest", "forest"])
-    names = ["f%d" % i for i in range(n)]
+    names = [f"f{i}" for i in range(n)]
     parent = [None]
     for i in range(1, n):
         if shape == "chain":
             parent.append(i - 1)
         elif shape == "bushy":
-            parent.append(rng.randrange(max(0, i - 4), i) if rng.random() < 0.7
-                          else rng.randrange(i))
+            parent.append(
+                rng.randrange(max(0, i - 4), i) if rng.random() < 0.7 else rng.randrange(i)
+            )
         else:
             parent.append(None if rng.random() < 0.2 else rng.randrange(i))
     events = []  # (arrival, op)
@@ -284,26 +296,40 @@ def gen_scenario(rng, name):
             alt = None
         if rng.random() < (0.2 if shape == "chain" else 0.3):
             st = 0 if rng.random() < 0.3 else t0 + rng.randrange(0, dur // US + 1) * US
-            op = ["insert", names[parent[i]], names[i], st,
-                  [r3(rng.uniform(-5, 5)) for _ in range(3)], wire_quat(rng, rand_quat(rng)),
-                  True, "static_pub"]
+            op = [
+                "insert",
+                names[parent[i]],
+                names[i],
+                st,
+                [r3(rng.uniform(-5, 5)) for _ in range(3)],
+                wire_quat(rng, rand_quat(rng)),
+                True,
+                "static_pub",
+            ]
             events.append((t0 + rng.randrange(0, dur // US + 1) * US, op))
             if rng.random() < 0.15:
                 p2 = names[alt] if alt is not None and rng.random() < 0.5 else names[parent[i]]
-                op = ["insert", p2, names[i], rng.randrange(0, t0 // US) * US,
-                      [r3(rng.uniform(-5, 5)) for _ in range(3)], wire_quat(rng, rand_quat(rng)),
-                      True, "static_pub"]
+                op = [
+                    "insert",
+                    p2,
+                    names[i],
+                    rng.randrange(0, t0 // US) * US,
+                    [r3(rng.uniform(-5, 5)) for _ in range(3)],
+                    wire_quat(rng, rand_quat(rng)),
+                    True,
+                    "static_pub",
+                ]
                 events.append((t0 + rng.randrange(0, dur // US + 1) * US, op))
             continue
         parents = [names[parent[i]]]
         if alt is not None and rng.random() < 0.15:
             parents.append(names[alt])
-        s = Stream(rng, names[i], parents, t0, dur, cache_ns, "pub_a", rng.randint(2, cap),
-                   resend)
+        s = Stream(rng, names[i], parents, t0, dur, cache_ns, "pub_a", rng.randint(2, cap), resend)
         events.extend(s.events())
         if alt is not None and rng.random() < 0.07:
-            b = Stream(rng, names[i], [names[alt]], t0, dur, cache_ns, "pub_b", rng.randint(2, cap),
-                       resend)
+            b = Stream(
+                rng, names[i], [names[alt]], t0, dur, cache_ns, "pub_b", rng.randint(2, cap), resend
+            )
             if rng.random() < 0.5:
                 b.stamps = sorted(set(b.stamps[: len(b.stamps) // 2] + s.stamps[::3]))
                 b.parent_at = [names[alt]] * len(b.stamps)
@@ -311,23 +337,59 @@ def gen_scenario(rng, name):
         if rng.random() < 0.1 and s.stamps:
             st = s.stamps[-1] - cache_ns - rng.randrange(1, NS // US) * US
             if st > 0:
-                events.append((s.stamps[-1] + US, ["insert", names[parent[i]], names[i], st,
-                                                   [0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0],
-                                                   False, "late_pub"]))
+                events.append(
+                    (
+                        s.stamps[-1] + US,
+                        [
+                            "insert",
+                            names[parent[i]],
+                            names[i],
+                            st,
+                            [0.0, 0.0, 1.0],
+                            [0.0, 0.0, 0.0, 1.0],
+                            False,
+                            "late_pub",
+                        ],
+                    )
+                )
     if linked and rng.random() < 0.05:
         # A frame switches kind (static <-> dynamic) mid-scenario.
         i = rng.choice(linked)
         was_static = any(op[2] == names[i] and op[6] for _, op in events)
         at = t0 + rng.randrange(0, dur // US + 1) * US
         for k in range(rng.randint(1, 4) if was_static else 1):
-            events.append((at + k * 10 * 1000 * US,
-                           ["insert", names[parent[i]], names[i], at + k * 10 * 1000 * US,
-                            [1.0, 2.0, 3.0], wire_quat(rng, rand_quat(rng)), not was_static,
-                            "switcher"]))
+            events.append(
+                (
+                    at + k * 10 * 1000 * US,
+                    [
+                        "insert",
+                        names[parent[i]],
+                        names[i],
+                        at + k * 10 * 1000 * US,
+                        [1.0, 2.0, 3.0],
+                        wire_quat(rng, rand_quat(rng)),
+                        not was_static,
+                        "switcher",
+                    ],
+                )
+            )
     if rng.random() < 0.03:
         # A dynamic frame whose only data is stamped 0 (ignored by the latest common time).
-        events.append((t0, ["insert", names[0], "z0", 0, [0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0],
-                            False, "zero_pub"]))
+        events.append(
+            (
+                t0,
+                [
+                    "insert",
+                    names[0],
+                    "z0",
+                    0,
+                    [0.5, 0.0, 0.0],
+                    [0.0, 0.0, 0.0, 1.0],
+                    False,
+                    "zero_pub",
+                ],
+            )
+        )
     if rng.random() < 0.05:
         at = t0 + rng.randrange(0, dur // US + 1) * US
         bad = [
@@ -353,8 +415,7 @@ def gen_scenario(rng, name):
                 op[3] -= shift
         ops.insert(k, ["clear"])
 
-    return {"name": name, "cache_time_ns": cache_ns,
-            "ops": add_queries(rng, ops, names)}
+    return {"name": name, "cache_time_ns": cache_ns, "ops": add_queries(rng, ops, names)}
 
 
 def add_queries(rng, ops, names):
@@ -432,25 +493,25 @@ def make_query(rng, known, stamps):
 # variant buffer a query needs. tf2 ROS 1 cross-checks it wherever ROS 1 is a reference.
 
 
-class FrameModel(object):
+class FrameModel:
     def __init__(self, static):
         self.static = static
-        self.entries = []   # ROS 2 samples: (stamp, op_index, value key)
-        self.r1 = []        # stamps ROS 1 would hold (one per stamp, pruned after insert)
+        self.entries = []  # ROS 2 samples: (stamp, op_index, value key)
+        self.r1 = []  # stamps ROS 1 would hold (one per stamp, pruned after insert)
         self.switched = False
 
 
-class Model(object):
+class Model:
     def __init__(self, cache_ns):
         self.cache = cache_ns
         self.frames = {}
         self.known = set()
         self.parents_ever = {}  # child -> every parent it ever had (upper bound of any walk)
-        self.switches = {}      # child -> op index of its latest kind switch
-        self.dup_groups = {}    # child -> [(stamp, first op, last op, at back)], repeated stamps
-        self.one_stamp = {}     # child -> stamp, where ROS 2 holds 2+ samples all at one stamp
-        self.divergent = {}     # child -> (ROS 1's oldest stamp, ROS 1 holds one sample) where
-                                # ROS 2 holds older ones
+        self.switches = {}  # child -> op index of its latest kind switch
+        self.dup_groups = {}  # child -> [(stamp, first op, last op, at back)], repeated stamps
+        self.one_stamp = {}  # child -> stamp, where ROS 2 holds 2+ samples all at one stamp
+        self.divergent = {}  # child -> (ROS 1's oldest stamp, ROS 1 holds one sample) where
+        # ROS 2 holds older ones
 
     @staticmethod
     def valid(parent, child, tr, q):
@@ -513,8 +574,11 @@ class Model(object):
         oldest, newest = min(by), max(by)
         # tf2 reads an exact match of the oldest stamp from the back of its newest-first list,
         # i.e. the first received sample; every other exact match from the front.
-        groups = [(st, min(v), max(v), st == oldest and st != newest)
-                  for st, v in by.items() if len(v) > 1]
+        groups = [
+            (st, min(v), max(v), st == oldest and st != newest)
+            for st, v in by.items()
+            if len(v) > 1
+        ]
         if groups:
             self.dup_groups[child] = groups
             if len(by) == 1:
@@ -572,6 +636,13 @@ def make_msg(parent, child, stamp, tr, q):
     return m
 
 
+def r1_register(core, parent, idx):
+    """Keeps `parent`'s name registered in ROS 1's buffer (a static placeholder child of it)."""
+    r1_insert(
+        core, parent, f"__reg_{idx}", 0, [0.0] * 3, [0.0, 0.0, 0.0, 1.0], True, "reg", check=False
+    )
+
+
 def r1_insert(core, parent, child, stamp, tr, q, static, authority, check=True):
     """Insert; returns (accepted, log text). Rejections are detected by tf2 writing to fd 2."""
     msg = make_msg(parent, child, stamp, tr, q)
@@ -600,39 +671,55 @@ def ros2_time(text):
     return "%.6f" % (parse_ns(text) / 1e9)
 
 
-EXTRA_RE = re.compile(r"^Lookup would require extrapolation (\S+)s into the (future|past)\.  "
-                      r"Requested time (\S+) but the (latest|earliest) data is at time (\S+)$")
-ONE_RE = re.compile(r"^Lookup would require extrapolation at time (\S+), but only time (\S+) "
-                    r"is in the buffer$")
-ONE2_RE = re.compile(r"^Lookup would require extrapolation at time (\S+), but only time (\S+) "
-                     r"is in the buffer(, when looking up transform from frame .*)$")
-INVALID_EMPTY_RE = re.compile(r"^Invalid argument passed to (.+) in tf2 frame_ids cannot be "
-                              r"empty$")
-INVALID_SLASH_RE = re.compile(r"^Invalid argument \"(.*)\" passed to (.+) in tf2 frame_ids "
-                              r"cannot start with a '/' like: $")
+EXTRA_RE = re.compile(
+    r"^Lookup would require extrapolation (\S+)s into the (future|past)\.  "
+    r"Requested time (\S+) but the (latest|earliest) data is at time (\S+)$"
+)
+ONE_RE = re.compile(
+    r"^Lookup would require extrapolation at time (\S+), but only time (\S+) "
+    r"is in the buffer$"
+)
+ONE2_RE = re.compile(
+    r"^Lookup would require extrapolation at time (\S+), but only time (\S+) "
+    r"is in the buffer(, when looking up transform from frame .*)$"
+)
+INVALID_EMPTY_RE = re.compile(
+    r"^Invalid argument passed to (.+) in tf2 frame_ids cannot be "
+    r"empty$"
+)
+INVALID_SLASH_RE = re.compile(
+    r"^Invalid argument \"(.*)\" passed to (.+) in tf2 frame_ids "
+    r"cannot start with a '/' like: $"
+)
 
 
 def convert_extrapolation(text):
     """ROS 1 extrapolation text -> (ROS 2 class, ROS 2 text)."""
     pos = text.find(SUFFIX)
     if pos < 0:
-        raise HarnessError("extrapolation text without suffix: %r" % text)
+        raise HarnessError(f"extrapolation text without suffix: {text!r}")
     head, suffix = text[:pos], text[pos:]
     if head == "":
         return "NoDataForExtrapolationException", suffix
     m = EXTRA_RE.match(head)
     if m:
-        cls = ("ForwardExtrapolationException" if m.group(2) == "future"
-               else "BackwardExtrapolationException")
-        return cls, ("Lookup would require extrapolation into the %s.  Requested time %s but the "
-                     "%s data is at time %s" % (m.group(2), ros2_time(m.group(3)), m.group(4),
-                                                ros2_time(m.group(5)))) + suffix
+        cls = (
+            "ForwardExtrapolationException"
+            if m.group(2) == "future"
+            else "BackwardExtrapolationException"
+        )
+        return cls, (
+            f"Lookup would require extrapolation into the {m.group(2)}.  "
+            f"Requested time {ros2_time(m.group(3))} but the "
+            f"{m.group(4)} data is at time {ros2_time(m.group(5))}"
+        ) + suffix
     m = ONE_RE.match(head)
     if m:
         return "NoDataForExtrapolationException", (
-            "Lookup would require extrapolation at time %s, but only time %s is in the buffer"
-            % (ros2_time(m.group(1)), ros2_time(m.group(2)))) + suffix
-    raise HarnessError("unknown extrapolation text: %r" % text)
+            f"Lookup would require extrapolation at time {ros2_time(m.group(1))}, "
+            f"but only time {ros2_time(m.group(2))} is in the buffer"
+        ) + suffix
+    raise HarnessError(f"unknown extrapolation text: {text!r}")
 
 
 def convert_error(cls, text):
@@ -641,18 +728,21 @@ def convert_error(cls, text):
     if cls == "InvalidArgumentException":
         m = INVALID_EMPTY_RE.match(text)
         if m:
-            return cls, ('Invalid argument "" passed to %s - in tf2 frame_ids cannot be empty'
-                         % m.group(1))
+            return cls, (
+                f'Invalid argument "" passed to {m.group(1)} - in tf2 frame_ids cannot be empty'
+            )
         m = INVALID_SLASH_RE.match(text)
         if m:
-            return cls, ("Invalid argument \"%s\" passed to %s - in tf2 frame_ids cannot start "
-                         "with a '/'" % (m.group(1), m.group(2)))
-        raise HarnessError("unknown InvalidArgument text: %r" % text)
+            return cls, (
+                f'Invalid argument "{m.group(1)}" passed to {m.group(2)} - '
+                "in tf2 frame_ids cannot start with a '/'"
+            )
+        raise HarnessError(f"unknown InvalidArgument text: {text!r}")
     if cls == "TransformException" and text.startswith("Could not find a connection"):
         return "ConnectivityException", text
     if cls in ("LookupException", "ConnectivityException"):
         return cls, text
-    raise HarnessError("unexpected tf2 error %s: %r" % (cls, text))
+    raise HarnessError(f"unexpected tf2 error {cls}: {text!r}")
 
 
 def ns_of(t):
@@ -691,17 +781,21 @@ def can_answer(ok, msg, args, known):
         reason = bad_name_reason(name, known)
         if reason:
             if msg and not msg.startswith("canTransform:"):
-                raise HarnessError("tf2 failed canTransform on a walk (%r), the model on the "
-                                   "name %r" % (msg, name))
-            return {"ok": False, "e": None, "m": 'Invalid frame ID "%s" passed to canTransform '
-                    "argument %s - %s" % (name, arg, reason)}
+                raise HarnessError(
+                    f"tf2 failed canTransform on a walk ({msg!r}), the model on the name {name!r}"
+                )
+            return {
+                "ok": False,
+                "e": None,
+                "m": f'Invalid frame ID "{name}" passed to canTransform argument {arg} - {reason}',
+            }
     if msg.startswith("Could not find a connection"):
         return {"ok": False, "e": "ConnectivityException", "m": msg}
     cls, text = convert_extrapolation(msg)
     return {"ok": False, "e": cls, "m": text}
 
 
-class Evaluator(object):
+class Evaluator:
     """Runs one scenario through tf2, keeping variant buffers for the ROS 2-only cases."""
 
     def __init__(self, scen, stats):
@@ -720,8 +814,13 @@ class Evaluator(object):
     def key_for(self, t):
         """Variant needed for reading every link at time t (0 = latest)."""
         drops = tuple(sorted(self.model.switches.items()))
-        subs = tuple(sorted((first, last) for st, first, last, at_back in self.model.groups()
-                            if t == 0 or st < t or (st == t and not at_back)))
+        subs = tuple(
+            sorted(
+                (first, last)
+                for st, first, last, at_back in self.model.groups()
+                if t == 0 or st < t or (st == t and not at_back)
+            )
+        )
         return (drops, subs)
 
     def core_for(self, key, upto):
@@ -740,18 +839,19 @@ class Evaluator(object):
             elif op[0] == "insert":
                 parent, child = strip_slash(op[1]), strip_slash(op[2])
                 src = self.ops[subs[idx]] if idx in subs else op
-                if child in drops and idx < drops[child] and Model.valid(
-                        parent, child, nums(op[4]), nums(op[5])):
+                if (
+                    child in drops
+                    and idx < drops[child]
+                    and Model.valid(parent, child, nums(op[4]), nums(op[5]))
+                ):
                     # History ROS 2 threw away; keep the parent's name registered.
-                    r1_insert(core, parent, "__reg_%d" % idx, 0, [0.0] * 3, [0.0, 0.0, 0.0, 1.0],
-                              True, "reg", check=False)
+                    r1_register(core, parent, idx)
                     continue
                 # A substituted sample brings its own parent (two publishers) and values; the
                 # replaced one's parent name must stay registered.
                 r1_insert(core, src[1], op[2], op[3], src[4], src[5], op[6], op[7], check=False)
                 if strip_slash(src[1]) != parent:
-                    r1_insert(core, parent, "__reg_%d" % idx, 0, [0.0] * 3, [0.0, 0.0, 0.0, 1.0],
-                              True, "reg", check=False)
+                    r1_register(core, parent, idx)
         entry[1] = upto
         return core
 
@@ -786,8 +886,11 @@ class Evaluator(object):
         if not divergent:
             return False
         reach = self.model.walk_reach(frames)
-        return any(c in reach and t and (t < o or (single and t != o))
-                   for c, (o, single) in divergent.items() for t in times)
+        return any(
+            c in reach and t and (t < o or (single and t != o))
+            for c, (o, single) in divergent.items()
+            for t in times
+        )
 
     def one_stamp_fix(self, out):
         """ROS 2 keeps both samples of a repeated stamp, so a frame holding only those fails
@@ -802,20 +905,29 @@ class Evaluator(object):
         if not hits:
             return out
         # The text does not name the link; give up if another link could have written it.
-        others = [c for c, f in self.model.frames.items()
-                  if c not in self.model.one_stamp and not f.static and len(f.r1) == 1
-                  and "%.6f" % (f.r1[0] / 1e9) == s_txt]
+        others = [
+            c
+            for c, f in self.model.frames.items()
+            if c not in self.model.one_stamp
+            and not f.static
+            and len(f.r1) == 1
+            and "%.6f" % (f.r1[0] / 1e9) == s_txt
+        ]
         if others or len(hits) > 1:
             return self.exclude("repeated_stamp")
         t_ns, s_ns = parse_ns(t_txt), parse_ns(s_txt)
         if t_ns > s_ns:
             out["e"] = "ForwardExtrapolationException"
-            head = ("Lookup would require extrapolation into the future.  Requested time %s but "
-                    "the latest data is at time %s" % (t_txt, s_txt))
+            head = (
+                f"Lookup would require extrapolation into the future.  Requested time {t_txt} but "
+                f"the latest data is at time {s_txt}"
+            )
         else:
             out["e"] = "BackwardExtrapolationException"
-            head = ("Lookup would require extrapolation into the past.  Requested time %s but "
-                    "the earliest data is at time %s" % (t_txt, s_txt))
+            head = (
+                f"Lookup would require extrapolation into the past.  Requested time {t_txt} but "
+                f"the earliest data is at time {s_txt}"
+            )
         out["m"] = head + suffix
         return out
 
@@ -848,8 +960,9 @@ class Evaluator(object):
                 out = lookup_answer(ok, val)
             else:
                 ok, msg = core.can_transform_core(target, source, Stamp(at))
-                out = can_answer(ok, msg, [("target_frame", target), ("source_frame", source)],
-                                 self.model.known)
+                out = can_answer(
+                    ok, msg, [("target_frame", target), ("source_frame", source)], self.model.known
+                )
             return self.finish(key, out)
         if kind == "lct":
             key = self.key_for(0)
@@ -882,15 +995,22 @@ class Evaluator(object):
                 return self.exclude("repeated_stamp")
             core = self.core_for(k_t, idx)
             if kind == "lookup_full":
-                ok, val = r1_call(lambda: core.lookup_transform_full_core(
-                    target, Stamp(tt), source, Stamp(ts), fixed))
+                ok, val = r1_call(
+                    lambda: core.lookup_transform_full_core(
+                        target, Stamp(tt), source, Stamp(ts), fixed
+                    )
+                )
                 out = lookup_answer(ok, val)
             else:
                 ok, msg = core.can_transform_full_core(target, Stamp(tt), source, Stamp(ts), fixed)
-                out = can_answer(ok, msg, [("target_frame", target), ("source_frame", source),
-                                           ("fixed_frame", fixed)], self.model.known)
+                out = can_answer(
+                    ok,
+                    msg,
+                    [("target_frame", target), ("source_frame", source), ("fixed_frame", fixed)],
+                    self.model.known,
+                )
             return self.finish(k_t, out)
-        raise HarnessError("unknown op %r" % (op,))
+        raise HarnessError(f"unknown op {op!r}")
 
     def run(self):
         expect = []
@@ -900,9 +1020,11 @@ class Evaluator(object):
                 ok2, ok1_model = self.model.insert(idx, op)
                 ok1, log = r1_insert(self.main, op[1], op[2], op[3], op[4], op[5], op[6], op[7])
                 if ok1_model is not None and ok1 != ok1_model:
-                    raise HarnessError("op %d %r: model says ROS 1 %s it, tf2 %s it (%s)" % (
-                        idx, op, "accepts" if ok1_model else "rejects",
-                        "accepted" if ok1 else "rejected", log.strip()))
+                    raise HarnessError(
+                        f"op {idx} {op!r}: model says ROS 1 "
+                        f"{'accepts' if ok1_model else 'rejects'} it, tf2 "
+                        f"{'accepted' if ok1 else 'rejected'} it ({log.strip()})"
+                    )
                 self.stats["inserts"] += 1
                 expect.append({"ok": ok2})
             elif op[0] == "clear":
@@ -918,8 +1040,14 @@ class Evaluator(object):
 
 
 def new_stats():
-    return {"scenarios": 0, "inserts": 0, "queries": 0, "compared": 0, "excluded": {},
-            "derived": {}}
+    return {
+        "scenarios": 0,
+        "inserts": 0,
+        "queries": 0,
+        "compared": 0,
+        "excluded": {},
+        "derived": {},
+    }
 
 
 def merge_stats(into, part):
@@ -935,7 +1063,7 @@ def evaluate(scen, stats):
     try:
         expect = Evaluator(scen, stats).run()
     except HarnessError as exc:
-        raise HarnessError("scenario %s: %s\n%s" % (scen["name"], exc, json.dumps(scen)))
+        raise HarnessError("scenario {}: {}\n{}".format(scen["name"], exc, json.dumps(scen)))
     out = dict(scen)
     out["expect"] = expect
     return out
@@ -943,7 +1071,7 @@ def evaluate(scen, stats):
 
 def quiet_tf2_logs():
     """tf2 logs rejected inserts to fd 2; send them to a scratch file that r1_insert reads."""
-    scratch = tempfile.TemporaryFile()
+    scratch = tempfile.TemporaryFile()  # noqa: SIM115 (returned: fd 2 of the whole run)
     saved = os.dup(2)
     os.dup2(scratch.fileno(), 2)
     sys.stderr = os.fdopen(saved, "w", buffering=1)
@@ -955,8 +1083,8 @@ def work(job):
     stats = new_stats()
     lines = []
     for i in range(start, stop):
-        rng = random.Random("%d/%d" % (seed, i))
-        scen = evaluate(gen_scenario(rng, "seed %d #%d" % (seed, i)), stats)
+        rng = random.Random(f"{seed}/{i}")
+        scen = evaluate(gen_scenario(rng, f"seed {seed} #{i}"), stats)
         lines.append(json.dumps(scen, separators=(",", ":"), allow_nan=False))
     return lines, stats
 
@@ -975,9 +1103,11 @@ def load_regressions(directory):
             with open(os.path.join(directory, fn)) as fh:
                 data = json.load(fh)
             for k, scen in enumerate(data if isinstance(data, list) else [data]):
-                scen = {"name": "regression %s#%d %s" % (fn, k, scen.get("name", "")),
-                        "cache_time_ns": scen.get("cache_time_ns", 10 * NS),
-                        "ops": scen["ops"]}
+                scen = {
+                    "name": f"regression {fn}#{k} {scen.get('name', '')}",
+                    "cache_time_ns": scen.get("cache_time_ns", 10 * NS),
+                    "ops": scen["ops"],
+                }
                 scens.append(scen)
     return scens
 
@@ -1005,13 +1135,18 @@ def main():
         else:
             results = [work(j) for j in jobs]
     except HarnessError as exc:
-        sys.stderr.write("tf2_reference: harness error: %s\n" % exc)
+        sys.stderr.write(f"tf2_reference: harness error: {exc}\n")
         return 2
     for part_lines, part in results:
         lines.extend(part_lines)
         merge_stats(stats, part)
-    head = {"format": 1, "reference": REFERENCE, "seed": opts.seed, "count": opts.count,
-            "summary": stats}
+    head = {
+        "format": 1,
+        "reference": REFERENCE,
+        "seed": opts.seed,
+        "count": opts.count,
+        "summary": stats,
+    }
     with open(opts.out, "w") as fh:
         fh.write(json.dumps(head)[:-1] + ',\n"scenarios":[\n')
         fh.write(",\n".join(lines))
