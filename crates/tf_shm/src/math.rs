@@ -496,6 +496,20 @@ pub fn inverse_times(g: &Transform, s: &Transform) -> Transform {
     inverse_times_inline(g, s)
 }
 
+/// `inverse_times(&Transform::IDENTITY, s)` with the identity's inverse worked out, for an
+/// `s` with a finite translation: tf2's `FullPath` finalize when the target pass composed
+/// nothing (a root target). The rotation of a finite translation by the identity's conjugate
+/// `(-0, -0, -0, 1)` and the addition of its (+0) translation keep every nonzero component
+/// and make every zero +0, which is `c + 0.0`; the rotation product is kept literally (its
+/// zeros' signs depend on the other components, and it is the same for any input).
+#[inline(always)]
+pub(crate) fn identity_inverse_times(s: &Transform) -> Transform {
+    Transform {
+        translation: s.translation.map(|c| c + 0.0),
+        rotation: quat_mul(&[-0.0, -0.0, -0.0, 1.0], &s.rotation),
+    }
+}
+
 /// [`inverse_times`], always inlined (with a constant `g`, its inverse folds away).
 #[inline(always)]
 pub(crate) fn inverse_times_inline(g: &Transform, s: &Transform) -> Transform {
@@ -569,6 +583,51 @@ pub fn c_fixed6(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every finite translation component, and any rotation (non-finite included): the
+    /// identity's finalize worked out equals the literal one bit for bit.
+    #[test]
+    fn identity_inverse_times_is_inverse_times_of_the_identity_bit_for_bit() {
+        let finite = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -2.5e-300,
+            5e-324,
+            3e300,
+            -f64::MAX,
+            std::f64::consts::FRAC_1_SQRT_2,
+        ];
+        let any = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
+        let mut n = 0u64;
+        let mut pick = |values: &[f64]| {
+            n = n.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            values[(n >> 33) as usize % values.len()]
+        };
+        let all: Vec<f64> = finite.iter().chain(&any).copied().collect();
+        let bits = |t: &Transform| {
+            let mut b = [0u64; 7];
+            for (o, v) in b.iter_mut().zip(t.translation.iter().chain(&t.rotation)) {
+                *o = v.to_bits();
+            }
+            b
+        };
+        for k in 0..400_000 {
+            // Half of the rotations with non-finite components too.
+            let r = if k % 2 == 0 { &finite[..] } else { &all[..] };
+            let s = Transform {
+                translation: [pick(&finite), pick(&finite), pick(&finite)],
+                rotation: [pick(r), pick(r), pick(r), pick(r)],
+            };
+            assert_eq!(
+                bits(&identity_inverse_times(&s)),
+                bits(&inverse_times(&Transform::IDENTITY, &s)),
+                "{s:?}"
+            );
+        }
+    }
 
     #[test]
     fn matrix_round_trip_normalises_and_fixes_sign() {

@@ -29,7 +29,8 @@ use smallvec::SmallVec;
 use crate::error::{ArenaError, FrameArgProblem, TransformError};
 use crate::fast_path::declined;
 use crate::math::{
-    accumulate, canonicalize_clear, canonicalize_unit, inverse, inverse_times, MatTransform,
+    accumulate, canonicalize_clear, canonicalize_unit, identity_inverse_times, inverse,
+    inverse_times, MatTransform,
 };
 use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 use crate::store::{CacheError, FrameStore, LatestLink, LinkAt};
@@ -304,11 +305,15 @@ fn walk<S: FrameStore + ?Sized>(
     } else {
         None
     };
-    Ok(Walked {
-        time,
-        raw: inverse_times(&target_acc, &source_acc),
-        redo,
-    })
+    // A target pass that composed nothing (a root target) finalizes with the identity, worked
+    // out. Equal to the literal product for a finite translation; a `Close` walk's result with
+    // a non-finite one is never used ([`lookup_ids`] walks again with `Exact`, literal here).
+    let raw = if close && depth == 0 {
+        identity_inverse_times(&source_acc)
+    } else {
+        inverse_times(&target_acc, &source_acc)
+    };
+    Ok(Walked { time, raw, redo })
 }
 
 /// The source chain's `(newest stamp, newest parent)` list of tf2's `getLatestCommonTime`:
