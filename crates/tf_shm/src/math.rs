@@ -140,7 +140,8 @@ pub fn slerp(a: &Quat, b: &Quat, r: f64) -> Quat {
         && (1e-12..1e-6).contains(&x)
         && (0.0..=1.0).contains(&r))
     {
-        return slerp_rest(a, b, r);
+        let ([a0, a1, a2, a3], [b0, b1, b2, b3]) = (*a, *b);
+        return slerp_rest(a0, a1, a2, a3, b0, b1, b2, b3, r);
     }
     // Rotations of < 0.16° between samples (most links at 100 Hz and faster):
     // sin(kθ)/sin θ = k·(1 + (1 − k²)·(x/3)·(1 + (4 − k²)·x/10)) + O(x³), within 2e-20
@@ -178,8 +179,26 @@ fn tiny_angle_weights(x: f64, r: f64) -> (f64, f64) {
 
 /// [`slerp`] outside its inlined case: rotations within an ulp or two of tf2's θ == 0, the
 /// series between 1e-6 ≤ x < 5e-3 (θ ≈ 0.1 rad), and tf2's formula for everything else.
+/// The inputs come in registers, one by one: a caller holding them in registers (a link
+/// just read from its ring) then stores nothing to memory on its hot path for a call it
+/// does not make.
+// Cold: laid out away from the inlined case, whose register allocation it then leaves
+// alone (a call here costs the same either way).
+#[allow(clippy::too_many_arguments)]
+#[cold]
 #[inline(never)]
-fn slerp_rest(a: &Quat, b: &Quat, r: f64) -> Quat {
+fn slerp_rest(
+    a0: f64,
+    a1: f64,
+    a2: f64,
+    a3: f64,
+    b0: f64,
+    b1: f64,
+    b2: f64,
+    b3: f64,
+    r: f64,
+) -> Quat {
+    let (a, b) = (&[a0, a1, a2, a3], &[b0, b1, b2, b3]);
     let d = (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]);
     let (la, lb) = (quat_length2(a), quat_length2(b));
     let l = la * lb;
