@@ -222,8 +222,7 @@ fn walk<S: FrameStore + ?Sized>(
     };
     while frame != NO_FRAME {
         if close && frame == exact_from {
-            mode = Accum::Exact;
-            exact_at = exact_at.min(depth as usize);
+            (mode, exact_at) = exact_from_here(exact_at, depth);
         }
         match gather(s, frame, time, mode, kept)? {
             LinkAt::NoCache => {
@@ -314,6 +313,15 @@ fn walk<S: FrameStore + ?Sized>(
         inverse_times(&target_acc, &source_acc)
     };
     Ok(Walked { time, raw, redo })
+}
+
+/// The source pass of a `Close` walk reaching its guess `exact_from` at `depth`: from here up
+/// it reads with tf2's slerp. Out of line and cold: the test on every link stays a branch that
+/// is not taken, rather than the updates made branch-free on every link.
+#[cold]
+#[inline(never)]
+fn exact_from_here(exact_at: usize, depth: u32) -> (Accum, usize) {
+    (Accum::Exact, exact_at.min(depth as usize))
 }
 
 /// The source chain's `(newest stamp, newest parent)` list of tf2's `getLatestCommonTime`:
