@@ -131,10 +131,11 @@ impl Region {
         self.slice(off, n)
     }
 
-    /// The ring at byte `off` with `capacity` samples: header, stamps, slots. One bounds
-    /// and alignment check covers all three (a lookup resolves a ring per link).
+    /// The ring at byte `off` with `capacity` samples: header, stamps, slots, ending at or
+    /// before byte `limit` (its pool's end). One bounds and alignment check covers all three
+    /// (a lookup resolves a ring per link).
     #[inline]
-    pub(crate) fn ring(&self, off: u64, capacity: usize) -> Option<RingRef<'_>> {
+    pub(crate) fn ring(&self, off: u64, capacity: usize, limit: u64) -> Option<RingRef<'_>> {
         const HEADER: usize = std::mem::size_of::<RingHeader>();
         const PER_SAMPLE: usize = std::mem::size_of::<AtomicI64>() + std::mem::size_of::<Slot>();
         // Every part is made of 8-byte atomics and starts a multiple of 8 bytes after `off`.
@@ -144,7 +145,7 @@ impl Region {
             .checked_mul(PER_SAMPLE)
             .and_then(|b| b.checked_add(HEADER))
             .and_then(|b| b.checked_add(off))?;
-        if end > self.len || !off.is_multiple_of(8) {
+        if end > self.len || end as u64 > limit || !off.is_multiple_of(8) {
             return None;
         }
         let stamps_off = off + HEADER;
