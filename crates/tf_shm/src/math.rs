@@ -140,7 +140,8 @@ pub fn slerp(a: &Quat, b: &Quat, r: f64) -> Quat {
         && (1e-12..1e-6).contains(&x)
         && (0.0..=1.0).contains(&r))
     {
-        return slerp_rest(a, b, r);
+        let ([a0, a1, a2, a3], [b0, b1, b2, b3]) = (*a, *b);
+        return slerp_rest(a0, a1, a2, a3, b0, b1, b2, b3, r);
     }
     // Rotations of < 0.16° between samples (most links at 100 Hz and faster):
     // sin(kθ)/sin θ = k·(1 + (1 − k²)·(x/3)·(1 + (4 − k²)·x/10)) + O(x³), within 2e-20
@@ -178,8 +179,26 @@ fn tiny_angle_weights(x: f64, r: f64) -> (f64, f64) {
 
 /// [`slerp`] outside its inlined case: rotations within an ulp or two of tf2's θ == 0, the
 /// series between 1e-6 ≤ x < 5e-3 (θ ≈ 0.1 rad), and tf2's formula for everything else.
+/// The inputs come in registers, one by one: a caller holding them in registers (a link
+/// just read from its ring) then stores nothing to memory on its hot path for a call it
+/// does not make.
+// Cold: laid out away from the inlined case, whose register allocation it then leaves
+// alone (a call here costs the same either way).
+#[allow(clippy::too_many_arguments)]
+#[cold]
 #[inline(never)]
-fn slerp_rest(a: &Quat, b: &Quat, r: f64) -> Quat {
+fn slerp_rest(
+    a0: f64,
+    a1: f64,
+    a2: f64,
+    a3: f64,
+    b0: f64,
+    b1: f64,
+    b2: f64,
+    b3: f64,
+    r: f64,
+) -> Quat {
+    let (a, b) = (&[a0, a1, a2, a3], &[b0, b1, b2, b3]);
     let d = (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]);
     let (la, lb) = (quat_length2(a), quat_length2(b));
     let l = la * lb;
@@ -496,6 +515,20 @@ pub fn inverse_times(g: &Transform, s: &Transform) -> Transform {
     inverse_times_inline(g, s)
 }
 
+/// `inverse_times(&Transform::IDENTITY, s)` with the identity's inverse worked out, for an
+/// `s` with a finite translation: tf2's `FullPath` finalize when the target pass composed
+/// nothing (a root target). The rotation of a finite translation by the identity's conjugate
+/// `(-0, -0, -0, 1)` and the addition of its (+0) translation keep every nonzero component
+/// and make every zero +0, which is `c + 0.0`; the rotation product is kept literally (its
+/// zeros' signs depend on the other components, and it is the same for any input).
+#[inline(always)]
+pub(crate) fn identity_inverse_times(s: &Transform) -> Transform {
+    Transform {
+        translation: s.translation.map(|c| c + 0.0),
+        rotation: quat_mul(&[-0.0, -0.0, -0.0, 1.0], &s.rotation),
+    }
+}
+
 /// [`inverse_times`], always inlined (with a constant `g`, its inverse folds away).
 #[inline(always)]
 pub(crate) fn inverse_times_inline(g: &Transform, s: &Transform) -> Transform {
@@ -569,6 +602,51 @@ pub fn c_fixed6(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every finite translation component, and any rotation (non-finite included): the
+    /// identity's finalize worked out equals the literal one bit for bit.
+    #[test]
+    fn identity_inverse_times_is_inverse_times_of_the_identity_bit_for_bit() {
+        let finite = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -2.5e-300,
+            5e-324,
+            3e300,
+            -f64::MAX,
+            std::f64::consts::FRAC_1_SQRT_2,
+        ];
+        let any = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
+        let mut n = 0u64;
+        let mut pick = |values: &[f64]| {
+            n = n.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            values[(n >> 33) as usize % values.len()]
+        };
+        let all: Vec<f64> = finite.iter().chain(&any).copied().collect();
+        let bits = |t: &Transform| {
+            let mut b = [0u64; 7];
+            for (o, v) in b.iter_mut().zip(t.translation.iter().chain(&t.rotation)) {
+                *o = v.to_bits();
+            }
+            b
+        };
+        for k in 0..400_000 {
+            // Half of the rotations with non-finite components too.
+            let r = if k % 2 == 0 { &finite[..] } else { &all[..] };
+            let s = Transform {
+                translation: [pick(&finite), pick(&finite), pick(&finite)],
+                rotation: [pick(r), pick(r), pick(r), pick(r)],
+            };
+            assert_eq!(
+                bits(&identity_inverse_times(&s)),
+                bits(&inverse_times(&Transform::IDENTITY, &s)),
+                "{s:?}"
+            );
+        }
+    }
 
     #[test]
     fn matrix_round_trip_normalises_and_fixes_sign() {

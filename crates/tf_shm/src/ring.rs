@@ -471,22 +471,30 @@ fn guess_bracket(ring: RingRef<'_>, generation: u64, time: i64) -> Option<(Quick
     Some((q, guess))
 }
 
-/// From the guess `i`, at most four steps along the stamp index to the bracket around `time`
-/// (`stamp(i) ≤ time < stamp(i + 1)`, both in `q`'s `tail..head`); `None` when it is further
-/// away (a burst, a gap: the caller then takes the general read).
+/// From the guess `i`, at most four steps along the stamp index `stamps` (a ring's, its
+/// capacity long) to the bracket around `time` (`stamp(i) ≤ time < stamp(i + 1)`, both in
+/// `tail..head`); `None` when it is further away (a burst, a gap: the caller then takes the
+/// general read). Its inputs come in registers: a caller holding them there stores nothing to
+/// memory on its hot path for a call it does not make.
 #[cold]
-fn step_to_bracket(ring: RingRef<'_>, q: &Quick, mut i: u64, time: i64) -> Option<u64> {
-    let mask = q.cap - 1;
-    let stamp = |idx: u64| ring.stamps[(idx & mask) as usize].load(Ordering::Relaxed);
+fn step_to_bracket(
+    stamps: &[crate::sync::AtomicI64],
+    tail: u64,
+    head: u64,
+    mut i: u64,
+    time: i64,
+) -> Option<u64> {
+    let mask = (stamps.len() as u64).wrapping_sub(1);
+    let stamp = |idx: u64| stamps[(idx & mask) as usize].load(Ordering::Relaxed);
     for _ in 0..=4 {
         if stamp(i) > time {
-            if i <= q.tail {
+            if i <= tail {
                 return None;
             }
             i -= 1;
         } else if stamp(i + 1) <= time {
             i += 1;
-            if i + 1 >= q.head {
+            if i + 1 >= head {
                 return None;
             }
         } else {
@@ -520,7 +528,9 @@ pub(crate) fn read_bracket(
     let brackets = |(older, newer): &(Sample, Sample)| older.stamp <= time && time < newer.stamp;
     let (older, newer) = match pair(guess).filter(brackets) {
         Some(found) => found,
-        None => pair(step_to_bracket(ring, &q, guess, time)?).filter(brackets)?,
+        None => {
+            pair(step_to_bracket(ring.stamps, q.tail, q.head, guess, time)?).filter(brackets)?
+        }
     };
     validate_bracket(ring.header, &q, generation).then_some((older, newer))
 }
@@ -551,7 +561,7 @@ pub(crate) fn interpolate_at(
         b.stamp.load(Ordering::Relaxed),
     );
     if !(t_a <= time && time < t_b) {
-        let i = step_to_bracket(ring, &q, guess, time)?;
+        let i = step_to_bracket(ring.stamps, q.tail, q.head, guess, time)?;
         (a, b) = (slot(i), slot(i + 1));
         (seq_a, seq_b) = (a.seq.load(Ordering::Acquire), b.seq.load(Ordering::Acquire));
         (t_a, t_b) = (

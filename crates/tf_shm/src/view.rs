@@ -199,12 +199,14 @@ impl ArenaView {
         if log2 > self.geo.max_ring_capacity.trailing_zeros() {
             return Err(CORRUPT_RING);
         }
-        let cap = 1usize << log2;
-        if off.saturating_add(ring_bytes(cap) as u64) > self.geo.pool_size {
-            return Err(CORRUPT_RING);
-        }
+        // Inside the pool (whose end is inside the region, checked at attach): one check.
+        let pool_end = self.geo.pool_off + self.geo.pool_size;
         self.region
-            .ring(self.geo.pool_off + off, cap)
+            .ring(
+                self.geo.pool_off.saturating_add(off),
+                1usize << log2,
+                pool_end,
+            )
             .map(Some)
             .ok_or(CORRUPT_RING)
     }

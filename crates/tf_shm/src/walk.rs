@@ -31,7 +31,8 @@ use smallvec::SmallVec;
 use crate::error::{ArenaError, FrameArgProblem, TransformError};
 use crate::fast_path::declined;
 use crate::math::{
-    accumulate, canonicalize_clear, canonicalize_unit, inverse, inverse_times, MatTransform,
+    accumulate, canonicalize_clear, canonicalize_unit, identity_inverse_times, inverse,
+    inverse_times, MatTransform,
 };
 use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 use crate::store::{CacheError, FrameStore, LatestLink, LinkAt};
@@ -235,8 +236,7 @@ fn walk<S: FrameStore + ?Sized>(
     };
     while frame != NO_FRAME {
         if close && frame == exact_from {
-            mode = Accum::Exact;
-            exact_at = exact_at.min(depth as usize);
+            (mode, exact_at) = exact_from_here(exact_at, depth);
         }
         match gather(s, frame, time, mode, kept)? {
             LinkAt::NoCache => {
@@ -318,11 +318,24 @@ fn walk<S: FrameStore + ?Sized>(
     } else {
         None
     };
-    Ok(Walked {
-        time,
-        raw: inverse_times(&target_acc, &source_acc),
-        redo,
-    })
+    // A target pass that composed nothing (a root target) finalizes with the identity, worked
+    // out. Equal to the literal product for a finite translation; a `Close` walk's result with
+    // a non-finite one is never used ([`lookup_ids`] walks again with `Exact`, literal here).
+    let raw = if close && depth == 0 {
+        identity_inverse_times(&source_acc)
+    } else {
+        inverse_times(&target_acc, &source_acc)
+    };
+    Ok(Walked { time, raw, redo })
+}
+
+/// The source pass of a `Close` walk reaching its guess `exact_from` at `depth`: from here up
+/// it reads with tf2's slerp. Out of line and cold: the test on every link stays a branch that
+/// is not taken, rather than the updates made branch-free on every link.
+#[cold]
+#[inline(never)]
+fn exact_from_here(exact_at: usize, depth: u32) -> (Accum, usize) {
+    (Accum::Exact, exact_at.min(depth as usize))
 }
 
 /// The source chain's `(newest stamp, newest parent)` list of tf2's `getLatestCommonTime`:

@@ -408,7 +408,11 @@ impl ArenaWriter {
     }
 
     fn ring_at(&self, pool_rel: u64, capacity: usize) -> Option<RingWriter<'_>> {
-        let ring: RingRef<'_> = self.region.ring(self.geo.pool_off + pool_rel, capacity)?;
+        let ring: RingRef<'_> = self.region.ring(
+            self.geo.pool_off + pool_rel,
+            capacity,
+            self.geo.pool_off + self.geo.pool_size,
+        )?;
         Some(RingWriter { ring })
     }
 

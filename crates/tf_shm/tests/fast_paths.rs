@@ -14,13 +14,27 @@ const PERIOD: i64 = S / 100;
 const SAMPLES: i64 = 200;
 
 fn put(w: &mut ArenaWriter, parent: &str, child: &str, k: i64, i: usize, is_static: bool) {
+    let stamp = if is_static { 0 } else { T0 + k * PERIOD };
+    put_stamped(w, parent, child, stamp, k, i, is_static);
+}
+
+/// [`put`]'s sample `k` of link `i`, stamped `stamp`.
+fn put_stamped(
+    w: &mut ArenaWriter,
+    parent: &str,
+    child: &str,
+    stamp: i64,
+    k: i64,
+    i: usize,
+    is_static: bool,
+) {
     let yaw = 0.2 + 0.3 * (0.05 * k as f64 + i as f64).sin();
     let (s, c) = (yaw / 2.0).sin_cos();
     w.set_transform(
         &TransformInput {
             frame_id: parent,
             child_frame_id: child,
-            stamp: if is_static { 0 } else { T0 + k * PERIOD },
+            stamp,
             translation: [0.5, 0.1 * i as f64, -0.2],
             rotation: [0.0, 0.0, s, c],
         },
@@ -202,6 +216,41 @@ fn bracket_reads_answer_the_walk_and_links_above_a_fork() {
             "{what}: walk"
         );
     }
+}
+
+/// A jittery publisher (stamps alternately 40 % of a period late and 30 % early): the
+/// one-attempt read's uniform-rate guess misses the bracket by a sample for a good part of the
+/// times, and steps to it along the stamp index instead of declining. Both the pair's close
+/// read and `can_transform`'s bracket read (parents only) must answer.
+#[test]
+fn one_attempt_link_reads_step_to_the_bracket_on_jittery_stamps() {
+    let (mut w, view) = Arena::in_memory(&ArenaConfig::default()).unwrap();
+    for k in 0..SAMPLES {
+        let jitter = if k % 2 == 0 {
+            4 * PERIOD / 10
+        } else {
+            -3 * PERIOD / 10
+        };
+        for (i, (parent, child)) in [("map", "a"), ("a", "b")].into_iter().enumerate() {
+            put_stamped(
+                &mut w,
+                parent,
+                child,
+                T0 + k * PERIOD + jitter,
+                k,
+                i + 1,
+                false,
+            );
+        }
+    }
+    let mut pair = FramePair::new("map", "b");
+    let d = counted(|| {
+        for time in inside(200) {
+            view.lookup_pair(&mut pair, time).unwrap();
+            view.can_transform("map", "b", time).unwrap();
+        }
+    });
+    assert_eq!(d, Declines::default());
 }
 
 #[test]

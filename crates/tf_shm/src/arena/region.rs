@@ -3,6 +3,7 @@
 
 #![allow(unsafe_code)] // raw pointers into the mapping become references here, and only here
 
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use super::layout::{FrameRecord, Header, RingHeader, Slot, ALIGN, HEADER_SIZE};
@@ -33,7 +34,8 @@ impl Drop for HeapBlock {
 /// A contiguous, 64-byte-aligned block of arena memory, possibly shared with other processes.
 /// Accessors return references to atomic records only, after bounds and alignment checks.
 pub(crate) struct Region {
-    base: *const u8,
+    /// Never null (so that a reference made from it needs no null test).
+    base: NonNull<u8>,
     len: usize,
     writable: bool,
     _backing: Backing,
@@ -52,11 +54,11 @@ impl Region {
             .expect("arena size fits a Layout");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
+        let Some(base) = NonNull::new(ptr) else {
             std::alloc::handle_alloc_error(layout);
-        }
+        };
         Arc::new(Region {
-            base: ptr,
+            base,
             len,
             writable: true,
             _backing: Backing::Heap(HeapBlock { ptr, layout }),
@@ -66,7 +68,7 @@ impl Region {
     /// A mapping; `writable` says whether the mapping was made with write access.
     pub(crate) fn mapped(map: memmap2::MmapRaw, writable: bool) -> Arc<Region> {
         Arc::new(Region {
-            base: map.as_ptr(),
+            base: NonNull::new(map.as_mut_ptr()).expect("a mapping is never at address 0"),
             len: map.len(),
             writable,
             _backing: Backing::Mapped(map),
@@ -94,7 +96,7 @@ impl Region {
         // aligned for `T` (base is page- or ALIGN-aligned, offset checked), and `T` consists
         // only of atomics, for which every bit pattern is valid and concurrent access is
         // defined. A read-only mapping is only ever loaded from (writers use `writable` regions).
-        Some(unsafe { &*(self.base.add(off) as *const T) })
+        Some(unsafe { self.base.add(off).cast::<T>().as_ref() })
     }
 
     /// A slice of `n` `T`s at byte `off`, bounds- and alignment-checked like [`Region::at`].
@@ -106,7 +108,7 @@ impl Region {
             return None;
         }
         // SAFETY: as in `at`: in bounds, aligned, all-atomic element type.
-        Some(unsafe { std::slice::from_raw_parts(self.base.add(off) as *const T, n) })
+        Some(unsafe { std::slice::from_raw_parts(self.base.add(off).cast::<T>().as_ptr(), n) })
     }
 
     #[inline]
@@ -137,10 +139,11 @@ impl Region {
         self.slice(off, n)
     }
 
-    /// The ring at byte `off` with `capacity` samples: header, stamps, slots. One bounds
-    /// and alignment check covers all three (a lookup resolves a ring per link).
+    /// The ring at byte `off` with `capacity` samples: header, stamps, slots, ending at or
+    /// before byte `limit` (its pool's end). One bounds and alignment check covers all three
+    /// (a lookup resolves a ring per link).
     #[inline]
-    pub(crate) fn ring(&self, off: u64, capacity: usize) -> Option<RingRef<'_>> {
+    pub(crate) fn ring(&self, off: u64, capacity: usize, limit: u64) -> Option<RingRef<'_>> {
         const HEADER: usize = std::mem::size_of::<RingHeader>();
         const PER_SAMPLE: usize = std::mem::size_of::<AtomicI64>() + std::mem::size_of::<Slot>();
         // Every part is made of 8-byte atomics and starts a multiple of 8 bytes after `off`.
@@ -150,7 +153,7 @@ impl Region {
             .checked_mul(PER_SAMPLE)
             .and_then(|b| b.checked_add(HEADER))
             .and_then(|b| b.checked_add(off))?;
-        if end > self.len || !off.is_multiple_of(8) {
+        if end > self.len || end as u64 > limit || !off.is_multiple_of(8) {
             return None;
         }
         let stamps_off = off + HEADER;
@@ -161,13 +164,13 @@ impl Region {
         // only of atomics, valid for any bits and for concurrent access (as in `at`).
         unsafe {
             Some(RingRef {
-                header: &*(self.base.add(off) as *const RingHeader),
+                header: self.base.add(off).cast::<RingHeader>().as_ref(),
                 stamps: std::slice::from_raw_parts(
-                    self.base.add(stamps_off) as *const AtomicI64,
+                    self.base.add(stamps_off).cast::<AtomicI64>().as_ptr(),
                     capacity,
                 ),
                 slots: std::slice::from_raw_parts(
-                    self.base.add(slots_off) as *const Slot,
+                    self.base.add(slots_off).cast::<Slot>().as_ptr(),
                     capacity,
                 ),
             })
