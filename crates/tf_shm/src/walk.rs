@@ -826,8 +826,9 @@ pub(crate) fn lookup_transform_recorded<S: FrameStore + ?Sized>(
             time,
         )?);
     }
+    let count = s.frame_count();
     for (arg, id) in [("target_frame", target), ("source_frame", source)] {
-        if id == NO_FRAME || id >= s.frame_count() {
+        if id == NO_FRAME || id >= count {
             return Err(TransformError::Lookup(format!(
                 "frame id {id} passed to lookupTransform argument {arg} does not exist"
             )));
