@@ -30,6 +30,9 @@ pub struct Declines {
     /// newest sample (every link the walk reads at time 0 is one the latest common time read,
     /// up to 16 links; a store without the transform at hand keeps none).
     pub kept_newest: u64,
+    /// A lookup by name that found this thread's cache of resolved pairs in use further up
+    /// the stack or already gone (thread teardown), so it walked by name.
+    pub names_cache: u64,
 }
 
 thread_local! {
@@ -40,6 +43,7 @@ thread_local! {
         sign_decision: 0,
         ancestor_guess: 0,
         kept_newest: 0,
+        names_cache: 0,
     }) };
 }
 

@@ -527,6 +527,7 @@ impl FrameStore for ArenaView {
 
     /// Through this thread's cached [`FramePair`] for the names (see
     /// [`ArenaView::lookup_transform`]); tf2's walk when the cache is unavailable.
+    #[inline]
     fn lookup_names<'a>(
         &self,
         target: &'a str,
@@ -536,7 +537,10 @@ impl FrameStore for ArenaView {
         let (stamp, transform) =
             match pair_cache::with_pair(target, source, |pair| self.lookup_pair(pair, time)) {
                 Some(r) => r?,
-                None => return walk::lookup_transform(self, target, source, time),
+                None => {
+                    declined(|d| &mut d.names_cache);
+                    return walk::lookup_transform(self, target, source, time);
+                }
             };
         Ok(TransformStamped {
             stamp,
