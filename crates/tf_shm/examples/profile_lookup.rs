@@ -62,8 +62,23 @@ fn main() {
     let (depth, n) = (args.depth, args.lookups);
     let mode = args.mode.unwrap_or_default();
     let kind = args.names.unwrap_or_default();
+    // Decided before the loop: a string compare per lookup would count against one path.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Via {
+        Pair,
+        Names,
+        Buffer,
+        BufferPair,
+    }
+    let via = match kind.as_str() {
+        "names" => Via::Names,
+        "buffer" => Via::Buffer,
+        "buffer-pair" => Via::BufferPair,
+        _ => Via::Pair,
+    };
+    let (time0, exact) = (mode == "time0", mode == "exact");
     let (mut in_memory, view) = Arena::in_memory(&ArenaConfig::default()).expect("arena");
-    let mut served = kind.starts_with("buffer").then(Served::new);
+    let mut served = matches!(via, Via::Buffer | Via::BufferPair).then(Served::new);
     let w: &mut ArenaWriter = match &mut served {
         Some(s) => s.owner.writer(),
         None => &mut in_memory,
@@ -94,24 +109,26 @@ fn main() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let t = match mode.as_str() {
-            "time0" => 0,
-            "exact" => t0 + (1 + (x % 999) as i64) * 10_000_000,
-            _ => t0 + 10_000_000 + (x % 9_980_000_000) as i64,
+        let t = if time0 {
+            0
+        } else if exact {
+            t0 + (1 + (x % 999) as i64) * 10_000_000
+        } else {
+            t0 + 10_000_000 + (x % 9_980_000_000) as i64
         };
-        let tf = match (kind.as_str(), &served) {
-            ("names", _) => {
+        let tf = match (via, &served) {
+            (Via::Names, _) => {
                 view.lookup_transform(&names[0], &names[depth], t)
                     .expect("answers")
                     .transform
             }
-            ("buffer", Some(s)) => {
+            (Via::Buffer, Some(s)) => {
                 s.buffer
                     .lookup_transform(&names[0], &names[depth], t)
                     .expect("answers")
                     .transform
             }
-            ("buffer-pair", Some(s)) => s.buffer.lookup_pair(&mut pair, t).expect("answers").1,
+            (Via::BufferPair, Some(s)) => s.buffer.lookup_pair(&mut pair, t).expect("answers").1,
             _ => view.lookup_pair(&mut pair, t).expect("answers").1,
         };
         sum += tf.translation[0];

@@ -15,7 +15,7 @@
 //! `256 × size_of::<Entry>()` (about 24 KiB) on its first call, and the first lookup of a name
 //! pair on a thread allocates its names; later ones allocate nothing.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 
 use crate::view::FramePair;
 
@@ -54,7 +54,7 @@ impl Key {
     /// Whether equal keys mean equal names.
     #[inline(always)]
     fn whole(target: &[u8], source: &[u8]) -> bool {
-        target.len() <= WHOLE && source.len() <= WHOLE
+        target.len().max(source.len()) <= WHOLE
     }
 
     /// The set for this key: both names' words multiply-mixed (FxHash's constant), top bits.
@@ -113,49 +113,79 @@ impl Entry {
 
 type Table = Box<[[Entry; WAYS]; SETS]>;
 
+/// This thread's table (`None` while a lookup holds it, or before its first use: `made`).
+struct Slot {
+    table: Cell<Option<Table>>,
+    made: Cell<bool>,
+}
+
 thread_local! {
-    static CACHE: RefCell<Option<Table>> = const { RefCell::new(None) };
+    static CACHE: Slot = const {
+        Slot {
+            table: Cell::new(None),
+            made: Cell::new(false),
+        }
+    };
 }
 
-/// Runs `f` on this thread's cached pair for (`target`, `source`), made on a miss (evicting
-/// the set's least recently used entry). `None` when the cache is in use further up this
-/// thread's stack (`f` calling back into the names API) or gone (thread teardown): the caller
-/// then answers without it.
-#[inline(always)]
-pub(crate) fn with_pair<R>(
-    target: &str,
-    source: &str,
-    f: impl FnOnce(&mut FramePair) -> R,
-) -> Option<R> {
-    let key = Key::new(target.as_bytes(), source.as_bytes());
-    CACHE
-        .try_with(|cache| {
-            let mut cache = cache.try_borrow_mut().ok()?;
-            let ways = &mut table(&mut cache)[key.set()];
-            if !ways[0].is(&key, target, source) {
-                miss(ways, key, target, source);
-            }
-            Some(f(&mut ways[0].pair))
-        })
-        .ok()
-        .flatten()
+/// This thread's table, taken out of its thread-local for one lookup and put back when
+/// dropped: the lookup then runs on it directly (no closure between the names and the walk,
+/// which the compiler would keep out of line).
+pub(crate) struct Cached {
+    table: Option<Table>,
 }
 
-/// This thread's table, made on first use.
-#[inline(always)]
-fn table(cache: &mut Option<Table>) -> &mut Table {
-    match cache {
-        Some(t) => t,
-        None => new_table(cache),
+impl Cached {
+    /// This thread's table, made on first use. `None` when a lookup further up this thread's
+    /// stack holds it (a lookup by name re-entered) or it is gone (thread teardown): the
+    /// caller then answers without it.
+    #[inline(always)]
+    pub(crate) fn take() -> Option<Cached> {
+        CACHE
+            .try_with(|slot| match slot.table.take() {
+                Some(table) => Some(Cached { table: Some(table) }),
+                None if !slot.made.get() => {
+                    slot.made.set(true);
+                    Some(Cached {
+                        table: Some(new_table()),
+                    })
+                }
+                None => None,
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// The cached pair for (`target`, `source`), made on a miss (evicting the set's least
+    /// recently used entry).
+    #[inline(always)]
+    pub(crate) fn pair(&mut self, target: &str, source: &str) -> &mut FramePair {
+        let key = Key::new(target.as_bytes(), source.as_bytes());
+        let table = self.table.get_or_insert_with(new_table);
+        let ways = &mut table[key.set()];
+        if !ways[0].is(&key, target, source) {
+            miss(ways, key, target, source);
+        }
+        &mut ways[0].pair
+    }
+}
+
+impl Drop for Cached {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(table) = self.table.take() {
+            // At thread teardown the table is dropped here instead.
+            let _ = CACHE.try_with(|slot| slot.table.set(Some(table)));
+        }
     }
 }
 
 #[cold]
 #[inline(never)]
-fn new_table(cache: &mut Option<Table>) -> &mut Table {
-    cache.insert(Box::new(std::array::from_fn(|_| {
+fn new_table() -> Table {
+    Box::new(std::array::from_fn(|_| {
         std::array::from_fn(|_| Entry::empty())
-    })))
+    }))
 }
 
 /// Puts (`target`, `source`)'s entry first in its set: the second way's if it is theirs, else
@@ -211,7 +241,13 @@ mod tests {
     #[test]
     fn names_are_told_apart_and_entries_are_reused() {
         // Where the entry's target name lives: it stays put while the entry is reused.
-        let pair = |t, s| with_pair(t, s, |p| p.target().as_ptr()).unwrap();
+        let pair = |t, s| {
+            Cached::take()
+                .expect("not held")
+                .pair(t, s)
+                .target()
+                .as_ptr()
+        };
         let first = pair("map", "base_link");
         let other = pair("base_link", "map");
         assert_ne!(first, other);
@@ -220,17 +256,22 @@ mod tests {
         let long_a = "robot1/camera_a_optical_frame";
         let long_b = "robot1/camera_b_optical_frame";
         assert_eq!(names_key(long_a, "map"), names_key(long_b, "map"));
-        let a = with_pair(long_a, "map", |p| p.target().to_string()).unwrap();
-        let b = with_pair(long_b, "map", |p| p.target().to_string()).unwrap();
-        assert_eq!((a.as_str(), b.as_str()), (long_a, long_b));
+        let target = |t| {
+            Cached::take()
+                .expect("not held")
+                .pair(t, "map")
+                .target()
+                .to_string()
+        };
         assert_eq!(
-            with_pair(long_a, "map", |p| p.target().to_string()).unwrap(),
-            long_a
+            (target(long_a), target(long_b)),
+            (long_a.into(), long_b.into())
         );
-        // Re-entrant use declines instead of panicking.
-        assert_eq!(
-            with_pair("a", "b", |_| with_pair("a", "b", |_| ())),
-            Some(None)
-        );
+        assert_eq!(target(long_a), long_a);
+        // Held, the table is not handed out again; dropped, it is back.
+        let held = Cached::take().expect("not held");
+        assert!(Cached::take().is_none());
+        drop(held);
+        assert_eq!(pair("map", "base_link"), first);
     }
 }

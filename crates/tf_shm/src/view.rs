@@ -389,6 +389,16 @@ impl ArenaView {
         pair: &mut FramePair,
         time: i64,
     ) -> Result<(i64, Transform), TransformError> {
+        self.lookup_pair_inline(pair, time)
+    }
+
+    /// [`ArenaView::lookup_pair`]; the names API's path inlines it.
+    #[inline(always)]
+    fn lookup_pair_inline(
+        &self,
+        pair: &mut FramePair,
+        time: i64,
+    ) -> Result<(i64, Transform), TransformError> {
         if let Some((instance, target, source)) = pair.resolved {
             if instance == self.identity.instance_uuid {
                 return walk::lookup_transform_recorded(
@@ -431,6 +441,7 @@ impl ArenaView {
     /// [`ArenaView::lookup_pair`]): after the first call for a name pair on a thread, a lookup
     /// by name costs one hash of the names more than a pair the caller keeps, and allocates
     /// nothing.
+    #[inline]
     pub fn lookup_transform<'a>(
         &self,
         target: &'a str,
@@ -534,14 +545,11 @@ impl FrameStore for ArenaView {
         source: &'a str,
         time: i64,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        let (stamp, transform) =
-            match pair_cache::with_pair(target, source, |pair| self.lookup_pair(pair, time)) {
-                Some(r) => r?,
-                None => {
-                    declined(|d| &mut d.names_cache);
-                    return walk::lookup_transform(self, target, source, time);
-                }
-            };
+        let Some(mut cached) = pair_cache::Cached::take() else {
+            declined(|d| &mut d.names_cache);
+            return walk::lookup_transform(self, target, source, time);
+        };
+        let (stamp, transform) = self.lookup_pair_inline(cached.pair(target, source), time)?;
         Ok(TransformStamped {
             stamp,
             frame_id: target,
