@@ -12,7 +12,7 @@
 //! each name, which is the whole name for names of up to 16 bytes, so a lookup by short names
 //! reads no string behind a pointer (longer names are compared in full after the key). Two-way
 //! set associative, 128 sets: a thread that uses the names API pays one table of
-//! `256 × size_of::<Entry>()` (about 24 KiB) on its first call, and the first lookup of a name
+//! `256 × size_of::<Entry>()` (about 26 KiB) on its first call, and the first lookup of a name
 //! pair on a thread allocates its names; later ones allocate nothing.
 
 use std::cell::Cell;

@@ -389,16 +389,6 @@ impl ArenaView {
         pair: &mut FramePair,
         time: i64,
     ) -> Result<(i64, Transform), TransformError> {
-        self.lookup_pair_inline(pair, time)
-    }
-
-    /// [`ArenaView::lookup_pair`]; the names API's path inlines it.
-    #[inline(always)]
-    fn lookup_pair_inline(
-        &self,
-        pair: &mut FramePair,
-        time: i64,
-    ) -> Result<(i64, Transform), TransformError> {
         if let Some((instance, target, source)) = pair.resolved {
             if instance == self.identity.instance_uuid {
                 return walk::lookup_transform_recorded(
@@ -439,8 +429,8 @@ impl ArenaView {
     ///
     /// Goes through a [`FramePair`] this thread keeps for the two names (see
     /// [`ArenaView::lookup_pair`]): after the first call for a name pair on a thread, a lookup
-    /// by name costs one hash of the names more than a pair the caller keeps, and allocates
-    /// nothing.
+    /// by name costs a few word compares of the names more than a pair the caller keeps (names
+    /// longer than 16 bytes are also compared in full), and allocates nothing.
     #[inline]
     pub fn lookup_transform<'a>(
         &self,
@@ -549,7 +539,7 @@ impl FrameStore for ArenaView {
             declined(|d| &mut d.names_cache);
             return walk::lookup_transform(self, target, source, time);
         };
-        let (stamp, transform) = self.lookup_pair_inline(cached.pair(target, source), time)?;
+        let (stamp, transform) = self.lookup_pair(cached.pair(target, source), time)?;
         Ok(TransformStamped {
             stamp,
             frame_id: target,
