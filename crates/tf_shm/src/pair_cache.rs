@@ -69,8 +69,8 @@ impl Key {
 }
 
 /// Two words that, with its length, determine a name of up to 16 bytes: its first and last 8
-/// bytes (overlapping below 16); below 8 bytes its first and last 4 in one word; below 4 its
-/// first, middle and last byte.
+/// bytes (overlapping below 16); below 8 bytes its first and last 4 in one word, below 4 its
+/// first and last 2, below 2 its byte.
 #[inline(always)]
 fn name_words(b: &[u8]) -> [u64; 2] {
     if let (Some(first), Some(last)) = (b.first_chunk::<8>(), b.last_chunk::<8>()) {
@@ -78,14 +78,11 @@ fn name_words(b: &[u8]) -> [u64; 2] {
     } else if let (Some(first), Some(last)) = (b.first_chunk::<4>(), b.last_chunk::<4>()) {
         let w = u64::from(u32::from_le_bytes(*first)) | u64::from(u32::from_le_bytes(*last)) << 32;
         [w, 0]
-    } else if let (Some(&first), Some(&last)) = (b.first(), b.last()) {
-        let middle = b.get(b.len() / 2).copied().unwrap_or(0);
-        [
-            u64::from(first) | u64::from(middle) << 8 | u64::from(last) << 16,
-            0,
-        ]
+    } else if let (Some(first), Some(last)) = (b.first_chunk::<2>(), b.last_chunk::<2>()) {
+        let w = u64::from(u16::from_le_bytes(*first)) | u64::from(u16::from_le_bytes(*last)) << 16;
+        [w, 0]
     } else {
-        [0, 0]
+        [b.first().copied().map_or(0, u64::from), 0]
     }
 }
 
