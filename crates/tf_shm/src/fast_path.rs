@@ -37,6 +37,9 @@ pub struct Declines {
     /// every one after a sample was stored for a frame of its chain, and every one of a chain
     /// of more than 16 links (see [`crate::FramePair`]).
     pub kept_answer: u64,
+    /// A lookup by name that found this thread's cache of resolved pairs in use further up
+    /// the stack or already gone (thread teardown), so it walked by name.
+    pub names_cache: u64,
 }
 
 thread_local! {
@@ -48,6 +51,7 @@ thread_local! {
         ancestor_guess: 0,
         kept_newest: 0,
         kept_answer: 0,
+        names_cache: 0,
     }) };
 }
 

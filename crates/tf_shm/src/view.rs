@@ -441,8 +441,9 @@ impl ArenaView {
     ///
     /// Goes through a [`FramePair`] this thread keeps for the two names (see
     /// [`ArenaView::lookup_pair`]): after the first call for a name pair on a thread, a lookup
-    /// by name costs one hash of the names more than a pair the caller keeps, and allocates
-    /// nothing.
+    /// by name costs a few word compares of the names more than a pair the caller keeps (names
+    /// longer than 16 bytes are also compared in full), and allocates nothing.
+    #[inline]
     pub fn lookup_transform<'a>(
         &self,
         target: &'a str,
@@ -539,17 +540,29 @@ impl FrameStore for ArenaView {
 
     /// Through this thread's cached [`FramePair`] for the names (see
     /// [`ArenaView::lookup_transform`]); tf2's walk when the cache is unavailable.
+    #[inline]
     fn lookup_names<'a>(
         &self,
         target: &'a str,
         source: &'a str,
         time: i64,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        let (stamp, transform) =
-            match pair_cache::with_pair(target, source, |pair| self.lookup_pair(pair, time)) {
-                Some(r) => r?,
-                None => return walk::lookup_transform(self, target, source, time),
-            };
+        let Some(mut cached) = pair_cache::Cached::take() else {
+            declined(|d| &mut d.names_cache);
+            return walk::lookup_transform(self, target, source, time);
+        };
+        let pair = cached.pair(target, source);
+        // The kept time-0 answer's check inlined here, the walk out of line.
+        let kept = match pair.resolved {
+            Some((instance, _, _)) if time == 0 && instance == self.identity.instance_uuid => {
+                pair.recorded.kept_latest(self)
+            }
+            _ => None,
+        };
+        let (stamp, transform) = match kept {
+            Some(answer) => answer,
+            None => self.lookup_pair(pair, time)?,
+        };
         Ok(TransformStamped {
             stamp,
             frame_id: target,

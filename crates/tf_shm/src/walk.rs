@@ -811,12 +811,8 @@ pub(crate) fn lookup_transform_recorded<S: FrameStore + ?Sized>(
     rec: &mut Recorded,
 ) -> Result<(i64, Transform), TransformError> {
     if time == 0 {
-        if let Some(k) = &rec.latest {
-            if let Some(answer) = k.answer {
-                if k.holds(s) {
-                    return Ok(answer);
-                }
-            }
+        if let Some(answer) = rec.kept_latest(s) {
+            return Ok(answer);
         }
     }
     if target == source {
@@ -880,6 +876,15 @@ impl KeptAnswer {
 }
 
 impl Recorded {
+    /// The kept time-0 answer, if every count it was read from is unchanged in `s` (the store
+    /// instance it was read from).
+    #[inline(always)]
+    pub(crate) fn kept_latest<S: FrameStore + ?Sized>(&self, s: &S) -> Option<(i64, Transform)> {
+        let k = self.latest.as_deref()?;
+        let answer = k.answer?;
+        k.holds(s).then_some(answer)
+    }
+
     /// Keeps `answer`, read at the latest common time of which `kept` holds what was read,
     /// or forgets the kept answer when the counts are not all known.
     fn keep_answer(&mut self, kept: &Kept, answer: (i64, Transform)) {

@@ -266,3 +266,55 @@ fn the_counters_count() {
     reset_declines();
     assert_eq!(declines(), Declines::default());
 }
+
+#[test]
+fn names_answer_through_the_thread_cache_and_without_it_once_it_is_gone() {
+    use std::cell::RefCell;
+    use std::sync::mpsc;
+
+    /// Looks up by name when dropped (at thread exit) and reports the answer and the
+    /// declines counted on the way.
+    struct AtExit {
+        view: ArenaView,
+        report: mpsc::Sender<(f64, Declines)>,
+    }
+    impl Drop for AtExit {
+        fn drop(&mut self) {
+            reset_declines();
+            let x = self.view.lookup_transform("map", "c3", 0).unwrap();
+            let _ = self.report.send((x.transform.translation[0], declines()));
+        }
+    }
+    thread_local! {
+        static AT_EXIT: RefCell<Option<AtExit>> = const { RefCell::new(None) };
+    }
+
+    let (_, view, _w) = arenas().swap_remove(0);
+    let expected = view.lookup_transform("map", "c3", 0).unwrap().transform;
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // Registered before the names cache is first used on this thread, so it is
+            // dropped after the cache (thread-locals are destroyed in reverse order).
+            AT_EXIT.with(|a| {
+                *a.borrow_mut() = Some(AtExit {
+                    view: view.clone(),
+                    report: tx,
+                })
+            });
+            let d = counted(|| {
+                view.lookup_transform("map", "c3", 0).unwrap();
+            });
+            assert_eq!(d, Declines::default());
+        });
+    });
+    let (x, d) = rx.recv().expect("the lookup at thread exit ran");
+    assert_eq!(x.to_bits(), expected.translation[0].to_bits());
+    assert_eq!(
+        d,
+        Declines {
+            names_cache: 1,
+            ..Declines::default()
+        }
+    );
+}
