@@ -112,7 +112,8 @@ pub trait FrameStore {
             .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
     }
     /// A count that changes with every change to frame `id`'s link (each sample stored for the
-    /// frame, a kind switch, the frame's first sample), read with acquire ordering: the store
+    /// frame, a kind switch, the frame's first sample, a history pruned by a sample that was
+    /// then not stored), read with acquire ordering: the store
     /// changes it only after the change is visible to reads. With [`FrameStore::store_version`]
     /// this lets a caller keep a time-0 answer and give it again while nothing it was read from
     /// changed (see [`crate::FramePair`]). `None` when the store keeps no such count (the

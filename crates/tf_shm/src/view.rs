@@ -662,13 +662,13 @@ impl FrameStore for ArenaView {
             .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
     }
 
-    /// The record's count of accepted samples: the writer adds to it with release ordering after
-    /// the sample (or the kind switch) is stored.
+    /// The record's count of changes (`FrameRecord::changes`): the writer adds to it with
+    /// release ordering after each change is visible.
     #[inline(always)]
     fn link_version(&self, id: FrameId) -> Option<u64> {
         self.record(id)
             .ok()
-            .map(|rec| rec.accepted.load(Ordering::Acquire))
+            .map(|rec| rec.changes.load(Ordering::Acquire))
     }
 
     /// One bounds check for the frame table, then one load per frame.
@@ -683,7 +683,7 @@ impl FrameStore for ArenaView {
         frames.iter().zip(versions).all(|(&f, &v)| {
             table
                 .get(f as usize)
-                .is_some_and(|rec| rec.accepted.load(Ordering::Acquire) == v)
+                .is_some_and(|rec| rec.changes.load(Ordering::Acquire) == v)
         })
     }
 

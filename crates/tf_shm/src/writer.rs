@@ -453,10 +453,24 @@ impl ArenaWriter {
             ring.reset(generation);
         }
         let decision = insert_decision(&ring.history(), s, self.geo.cache_time_ns);
+        let pruned = decision.prune() > 0;
         ring.drop_oldest(decision.prune() as u64);
+        // tf2 prunes before it decides; a sample not stored after a prune still changed the
+        // link (a stored one is counted with the sample).
+        let pruned_only = || {
+            if pruned {
+                rec.changes.fetch_add(1, Ordering::Release);
+            }
+        };
         let index = match decision {
-            InsertDecision::RejectOld { .. } => return Err(Stop::Old),
-            InsertDecision::DropDuplicate { .. } => return Ok(WriteStatus::DuplicateDropped),
+            InsertDecision::RejectOld { .. } => {
+                pruned_only();
+                return Err(Stop::Old);
+            }
+            InsertDecision::DropDuplicate { .. } => {
+                pruned_only();
+                return Ok(WriteStatus::DuplicateDropped);
+            }
             InsertDecision::Insert { index, .. } => index as u64,
         };
         let mut status = WriteStatus::Stored;
@@ -518,9 +532,10 @@ impl ArenaWriter {
         h.accepted_total.fetch_add(1, Ordering::Relaxed);
         h.last_write_unix_ns.store(now, Ordering::Relaxed);
         let rec = self.record(child);
-        // Release: readers that keep a time-0 answer take an unchanged count to mean no sample
-        // of this frame was stored since they read it (`FrameStore::link_version`).
-        let accepted = rec.accepted.fetch_add(1, Ordering::Release);
+        let accepted = rec.accepted.fetch_add(1, Ordering::Relaxed);
+        // Release: readers that keep a time-0 answer take an unchanged count to mean the link
+        // did not change since they read it (`FrameStore::link_version`).
+        rec.changes.fetch_add(1, Ordering::Release);
         let previous = rec.last_parent.swap(parent, Ordering::Relaxed);
         if accepted > 0 && previous != parent {
             rec.parent_changes.fetch_add(1, Ordering::Relaxed);

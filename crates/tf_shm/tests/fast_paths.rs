@@ -4,6 +4,9 @@
 //! each fast path must answer, on an arena no writer touches during the lookups, in-process and
 //! through a read-only mapping, and fail on any decline.
 
+#[path = "common/arenas.rs"]
+mod arenas;
+
 use tf_shm::fast_path::{declines, reset_declines, Declines};
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair};
@@ -53,11 +56,7 @@ fn arenas() -> Vec<(&'static str, ArenaView, ArenaWriter)> {
         memory_budget_bytes: 4 << 20,
         ..ArenaConfig::default()
     };
-    let (w1, v1) = Arena::in_memory(&config).unwrap();
-    let shared = Arena::create_shared(&config, "tf_shm_fast_paths").unwrap();
-    let v2 = Arena::attach(shared.reader_fd().unwrap()).unwrap();
-    let (_file, w2, _) = shared.into_parts();
-    let mut out = vec![("in-process", v1, w1), ("read-only mapping", v2, w2)];
+    let mut out = arenas::in_process_and_mapped(&config, "tf_shm_fast_paths");
     for (_, _, w) in &mut out {
         for k in 0..SAMPLES {
             put(w, "world", "map", k, 0, false);

@@ -4,12 +4,16 @@
 //! changes under a pair that keeps its resolved ids: re-parenting, loops above the common
 //! ancestor, a root that gains a parent, statics, clears, infinite translations, signed zeros.
 
+#[path = "common/arenas.rs"]
+mod arenas;
 #[path = "common/pair_check.rs"]
 mod pair_check;
 
+use arenas::put;
+
 use pair_check::{agree, random_pairs, Lcg};
 use tf_shm::validate::TransformInput;
-use tf_shm::{Arena, ArenaConfig, ArenaWriter, FramePair, TransformError};
+use tf_shm::{Arena, ArenaConfig, FramePair, TransformError};
 
 const S: i64 = 1_000_000_000;
 
@@ -19,30 +23,6 @@ fn config() -> ArenaConfig {
         memory_budget_bytes: 8 << 20,
         ..ArenaConfig::default()
     }
-}
-
-fn put(
-    w: &mut ArenaWriter,
-    parent: &str,
-    child: &str,
-    stamp: i64,
-    x: f64,
-    yaw: f64,
-    is_static: bool,
-) {
-    let (s, c) = (yaw / 2.0).sin_cos();
-    w.set_transform(
-        &TransformInput {
-            frame_id: parent,
-            child_frame_id: child,
-            stamp,
-            translation: [x, 0.5 * x, -0.25],
-            rotation: [0.0, 0.0, s, c],
-        },
-        "test",
-        is_static,
-    )
-    .expect("accepted");
 }
 
 #[test]

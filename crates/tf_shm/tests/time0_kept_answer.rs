@@ -7,31 +7,23 @@
 //! (`tf_shm::walk::lookup_transform`) answers, value or error. A writer racing the lookups
 //! on another thread, then stopping, must not leave a stale kept answer behind either.
 
+#[path = "common/arenas.rs"]
+mod arenas;
+
+use arenas::bits;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair, TransformError};
 
 const S: i64 = 1_000_000_000;
 const T0: i64 = 1_000 * S;
 const PERIOD: i64 = S / 10;
 
+/// A sample whose translation and yaw both follow `x`.
 fn put(w: &mut ArenaWriter, parent: &str, child: &str, stamp: i64, x: f64, is_static: bool) {
-    let yaw = 0.3 + 0.1 * x;
-    let (s, c) = (yaw / 2.0).sin_cos();
-    w.set_transform(
-        &TransformInput {
-            frame_id: parent,
-            child_frame_id: child,
-            stamp,
-            translation: [x, 0.5, -0.25],
-            rotation: [0.0, 0.0, s, c],
-        },
-        "test",
-        is_static,
-    )
-    .expect("accepted");
+    arenas::put(w, parent, child, stamp, x, 0.3 + 0.1 * x, is_static);
 }
 
 /// `map → odom → base → arm → tool` (dynamic), `base → laser` (dynamic), `arm → cam`
@@ -42,11 +34,7 @@ fn arenas() -> Vec<(&'static str, ArenaView, ArenaWriter)> {
         memory_budget_bytes: 4 << 20,
         ..ArenaConfig::default()
     };
-    let (w1, v1) = Arena::in_memory(&config).unwrap();
-    let shared = Arena::create_shared(&config, "tf_shm_time0_kept").unwrap();
-    let v2 = Arena::attach(shared.reader_fd().unwrap()).unwrap();
-    let (_file, w2, _) = shared.into_parts();
-    let mut out = vec![("in-process", v1, w1), ("read-only mapping", v2, w2)];
+    let mut out = arenas::in_process_and_mapped(&config, "tf_shm_time0_kept");
     for (_, _, w) in &mut out {
         for k in 0..20 {
             let t = T0 + k * PERIOD;
@@ -78,17 +66,6 @@ const PAIRS: [(&str, &str); 6] = [
 ];
 
 type Answer = Result<(i64, [u64; 7]), TransformError>;
-
-fn bits(stamp: i64, t: &tf_shm::Transform) -> (i64, [u64; 7]) {
-    let mut b = [0u64; 7];
-    for (o, v) in b
-        .iter_mut()
-        .zip(t.translation.iter().chain(t.rotation.iter()))
-    {
-        *o = v.to_bits();
-    }
-    (stamp, b)
-}
 
 fn by_pair(view: &ArenaView, pair: &mut FramePair) -> Answer {
     view.lookup_pair(pair, 0).map(|(s, t)| bits(s, &t))

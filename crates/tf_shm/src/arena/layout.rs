@@ -15,7 +15,7 @@ use crate::sync::{AtomicI64, AtomicU32, AtomicU64};
 /// `b"TFSHMAR1"` read as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TFSHMAR1");
 /// Bumped whenever a record's meaning changes without its geometry changing.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Bytes reserved for the header (the struct is smaller; the rest is zero).
 pub const HEADER_SIZE: usize = 4096;
 /// Alignment of every region and ring.
@@ -135,9 +135,7 @@ pub struct FrameRecord {
     pub ring: AtomicU64,
     /// Authority of the newest sample, encoded like `name`; 0 = none.
     pub authority: AtomicU64,
-    /// Samples accepted for this frame (with a kind switch, each one a change of the link).
-    /// Added to with release ordering after the sample is stored: readers that keep a time-0
-    /// answer give it again while this count is unchanged.
+    /// Samples accepted for this frame.
     pub accepted: AtomicU64,
     /// Wall-clock time of the newest accepted sample, ns since the Unix epoch.
     pub last_write_unix_ns: AtomicI64,
@@ -150,7 +148,12 @@ pub struct FrameRecord {
     pub _reserved: [AtomicU32; 3],
     /// The static sample (`KIND_STATIC`).
     pub static_slot: Slot,
-    pub _pad: [AtomicU64; 6],
+    /// Changes of this frame's link: every stored sample (with a kind switch) and every
+    /// history pruned by a sample that was then not stored. Added to with release ordering
+    /// after the change is visible: readers that keep a time-0 answer give it again while this
+    /// count is unchanged.
+    pub changes: AtomicU64,
+    pub _pad: [AtomicU64; 5],
 }
 
 /// Header of one ring in the pool; followed by `stamps` and `slots`, `capacity` of each.
@@ -309,7 +312,8 @@ shared_records! {
         last_parent: AtomicU32 = 64,
         _reserved: [AtomicU32; 3] = 68,
         static_slot: Slot = 80,
-        _pad: [AtomicU64; 6] = 160,
+        changes: AtomicU64 = 160,
+        _pad: [AtomicU64; 5] = 168,
     }
     RingHeader {
         head: AtomicU64 = 0,
