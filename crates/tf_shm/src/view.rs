@@ -398,18 +398,17 @@ impl ArenaView {
         pair: &mut FramePair,
         time: i64,
     ) -> Result<(i64, Transform), TransformError> {
-        if let Some((instance, target, source)) = pair.resolved {
-            if instance == self.identity.instance_uuid {
-                return walk::lookup_transform_recorded(
-                    self,
-                    target,
-                    source,
-                    time,
-                    &mut pair.recorded,
-                );
-            }
+        if let Some((target, source)) = self.ids_of(pair) {
+            return walk::lookup_transform_recorded(self, target, source, time, &mut pair.recorded);
         }
         self.resolve_and_lookup(pair, time)
+    }
+
+    /// The (target, source) ids `pair` resolved to, if it was resolved in this arena instance.
+    #[inline(always)]
+    fn ids_of(&self, pair: &FramePair) -> Option<(FrameId, FrameId)> {
+        let (instance, target, source) = pair.resolved?;
+        (instance == self.identity.instance_uuid).then_some((target, source))
     }
 
     /// [`ArenaView::lookup_pair`]'s first call in this arena: by names, keeping the ids.
@@ -553,11 +552,10 @@ impl FrameStore for ArenaView {
         };
         let pair = cached.pair(target, source);
         // The kept time-0 answer's check inlined here, the walk out of line.
-        let kept = match pair.resolved {
-            Some((instance, _, _)) if time == 0 && instance == self.identity.instance_uuid => {
-                pair.recorded.kept_latest(self)
-            }
-            _ => None,
+        let kept = if time == 0 && self.ids_of(pair).is_some() {
+            pair.recorded.kept_latest(self)
+        } else {
+            None
         };
         let (stamp, transform) = match kept {
             Some(answer) => answer,

@@ -394,20 +394,13 @@ impl Kept {
     ) -> Result<Option<LatestLink>, ArenaError> {
         let version = s.link_version(frame);
         let link = s.latest_link(frame)?;
-        match version {
-            Some(v) if !self.frames.is_full() => {
-                self.frames.push(frame);
-                self.links.push(link);
-                self.versions.push(v);
-            }
-            _ => {
-                if !self.frames.is_full() {
-                    self.frames.push(frame);
-                    self.links.push(link);
-                    self.versions.push(0);
-                }
-                self.store_version.set(None);
-            }
+        if version.is_none() || self.frames.is_full() {
+            self.store_version.set(None);
+        }
+        if !self.frames.is_full() {
+            self.frames.push(frame);
+            self.links.push(link);
+            self.versions.push(version.unwrap_or(0));
         }
         Ok(link)
     }
