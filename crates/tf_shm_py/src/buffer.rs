@@ -6,11 +6,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
-use tf_shm::{Buffer, FramePair, Join, Transform, TransformError};
+use tf_shm::{Buffer, BufferCore, FramePair, Join, Transform, TransformError};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
@@ -75,9 +74,12 @@ pub struct NativeBuffer {
 
 #[pymethods]
 impl NativeBuffer {
-    /// Opens the arena of `domain` (default `$ROS_DOMAIN_ID`, else 0) named `name` (default
-    /// the bridge's default), waiting up to `open_timeout` (ns or a duration) for a bridge to
-    /// serve it, with the GIL released. Raises `OpenError` with the engine's text.
+    /// A buffer on the arena of `domain` (default `$ROS_DOMAIN_ID`, else 0) named `name`
+    /// (default the bridge's default). With `open_timeout` None: at once, whether or not a
+    /// bridge serves (`Join::open_or_empty`: empty until one does, joined within ~20 ms of it
+    /// serving). With `open_timeout` (ns or a duration): waits up to that long for a bridge
+    /// (`Join::await_open`, GIL released) and raises `OpenError` if none serves. Raises
+    /// `OpenError` with the engine's text when the arena cannot be joined at all.
     #[new]
     #[pyo3(signature = (domain=None, name=None, open_timeout=None))]
     fn new(
@@ -93,16 +95,27 @@ impl NativeBuffer {
         if let Some(n) = &name {
             open = open.name(n);
         }
-        let wait = wait_for(open_timeout)?;
+        let wait = match open_timeout {
+            Some(t) if !t.is_none() => Some(wait_for(Some(t))?.unwrap_or(Duration::ZERO)),
+            _ => None,
+        };
         let opened = py.detach(|| match wait {
+            Some(t) if t.is_zero() => open.open(),
             Some(t) => open.await_open(t),
-            None => open.open(),
+            None => open.open_or_empty(),
         });
         let inner = opened.map_err(|e| OpenError::new_err(e.to_string()))?;
         Ok(NativeBuffer {
             inner,
             pairs: Mutex::new((0, HashMap::new())),
         })
+    }
+
+    /// Whether the buffer has joined a bridge's arena (false while it waits for the first
+    /// bridge and answers as an empty tf2 buffer).
+    #[getter]
+    fn joined(&self) -> bool {
+        self.inner.joined()
     }
 
     /// tf2's cache time of the arena, ns.
@@ -319,17 +332,17 @@ impl NativeBuffer {
             .map_err(|e| base_error(py, e.into()))
     }
 
-    /// Refuses a requested cache time longer than the arena keeps (ns).
-    fn check_cache_time(&self, requested_ns: i64) -> PyResult<()> {
-        let have = self.cache_time_ns();
-        if requested_ns > have {
-            return Err(PyValueError::new_err(format!(
-                "cache_time of {:.3} s asked for, but the arena keeps {:.3} s of history: set \
-                 the bridge's cache_time to at least that (the bridge owns the history)",
-                requested_ns as f64 / 1e9,
-                have as f64 / 1e9
-            )));
-        }
-        Ok(())
+    /// tf2's `_frameExists(name)`.
+    fn frame_exists(&self, py: Python<'_>, name: PyBackedStr) -> PyResult<bool> {
+        self.inner
+            .frame_exists(&name)
+            .map_err(|e| base_error(py, e.into()))
+    }
+
+    /// tf2's `_getFrameStrings()`: every known frame, in id order.
+    fn frame_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.inner
+            .get_all_frame_names()
+            .map_err(|e| base_error(py, e.into()))
     }
 }
