@@ -17,6 +17,8 @@ Results are ``T_target_source`` (points in the source frame into the target fram
 translations in metres, quaternions x, y, z, w, stamps in ns where not messages.
 """
 
+import contextlib
+
 from ._errors import (
     ConnectivityException,
     ExtrapolationException,
@@ -28,7 +30,7 @@ from ._errors import (
 from ._messages import TransformResult
 from ._native import OpenError
 from .buffer import Buffer
-from .buffer_client import *  # noqa: F403 - tf2_ros's BufferClient where importable
+from .buffer_client import *  # tf2_ros's BufferClient where importable
 from .buffer_interface import (
     BufferInterface,
     ConvertRegistration,
@@ -42,10 +44,8 @@ from .static_transform_broadcaster import StaticTransformBroadcaster
 from .transform_broadcaster import TransformBroadcaster
 from .transform_listener import StaticTransformListener, TransformListener
 
-try:
+with contextlib.suppress(Exception):  # without tf2_py there is no writable core to export
     from tf2_py import BufferCore  # noqa: F401 - tf2's own writable core, as tf2_ros exports it
-except Exception:  # noqa: BLE001 - without tf2_py there is no writable core to export
-    pass
 
 __all__ = [
     "Buffer",

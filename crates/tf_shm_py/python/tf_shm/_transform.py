@@ -60,7 +60,9 @@ def transform_covariance(cov: Any, t: Any) -> list[float]:
     for br in (0, 3):
         for bc in (0, 3):
             block = [[cov[(br + i) * 6 + bc + j] for j in range(3)] for i in range(3)]
-            rb = [[sum(r[i][k] * block[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
+            rb = [
+                [sum(r[i][k] * block[k][j] for k in range(3)) for j in range(3)] for i in range(3)
+            ]
             for i in range(3):
                 for j in range(3):
                     out[(br + i) * 6 + bc + j] = sum(rb[i][k] * r[j][k] for k in range(3))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
 from typing import Any
 
 from . import _native
-from ._errors import TransformException
 from ._messages import Flat, make_result
 from .buffer_interface import BufferInterface
 
@@ -269,12 +269,12 @@ class Buffer(BufferInterface):
             target_frame, target_time, source_frame, source_time, fixed_frame, None
         )
 
-    def _frameExists(self, frame_id: str) -> bool:  # noqa: N802 - tf2_py's name
+    def _frameExists(self, frame_id: str) -> bool:
         """tf2_py's ``_frameExists``: whether the frame is known (``"NO_PARENT"`` is, as in
         tf2)."""
         return self._native.frame_exists(frame_id)
 
-    def _getFrameStrings(self) -> list[str]:  # noqa: N802 - tf2_py's name
+    def _getFrameStrings(self) -> list[str]:
         """tf2_py's ``_getFrameStrings``: every known frame name (also those only seen as a
         parent), in the order tf2 assigned their ids."""
         return self._native.frame_names()
@@ -383,10 +383,9 @@ class Buffer(BufferInterface):
         ``spin_until_future_complete(future)`` wakes by itself (it waits on the future)."""
         guard = self._guard
         if guard is not None:
-            try:
+            # A destroyed node or context: nothing to wake.
+            with contextlib.suppress(Exception):
                 guard.trigger()
-            except Exception:  # noqa: BLE001 - a destroyed node or context: nothing to wake
-                pass
 
     # -- what a shared buffer does not do --------------------------------------------------
 

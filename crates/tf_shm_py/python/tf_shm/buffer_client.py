@@ -2,6 +2,8 @@
 action, not of the arena), re-exported where tf2_ros is importable so that a textual
 ``tf2_ros`` → ``tf_shm`` port of a node that uses it still imports."""
 
+from __future__ import annotations
+
 try:
     from tf2_ros.buffer_client import BufferClient
 except Exception:  # noqa: BLE001 - without tf2_ros there is no buffer server client

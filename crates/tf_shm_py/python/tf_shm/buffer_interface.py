@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from copy import deepcopy
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from . import _transform
 
@@ -70,7 +70,7 @@ else:
         """tf2_ros's registry of ``do_transform(obj, transform_stamped)`` functions by type
         (one map shared by every instance)."""
 
-        _type_map: dict[Any, Callable[[Any, Any], Any]] = {}
+        _type_map: ClassVar[dict[Any, Callable[[Any, Any], Any]]] = {}
 
         def print_me(self) -> None:
             print(TransformRegistration._type_map)
@@ -80,15 +80,15 @@ else:
 
         def get(self, key: Any) -> Callable[[Any, Any], Any]:
             if key not in TransformRegistration._type_map:
-                raise TypeException("Type %s is not loaded or supported" % str(key))
+                raise TypeException(f"Type {key!s} is not loaded or supported")
             return TransformRegistration._type_map[key]
 
     class ConvertRegistration:  # type: ignore[no-redef]
         """tf2_ros's registry of message conversions (empty unless the user adds some)."""
 
-        _to_msg: dict[Any, Callable[[Any], Any]] = {}
-        _from_msg: dict[Any, Callable[[Any], Any]] = {}
-        _convert: dict[Any, Callable[[Any], Any]] = {}
+        _to_msg: ClassVar[dict[Any, Callable[[Any], Any]]] = {}
+        _from_msg: ClassVar[dict[Any, Callable[[Any], Any]]] = {}
+        _convert: ClassVar[dict[Any, Callable[[Any], Any]]] = {}
 
         def add_from_msg(self, key: Any, callback: Callable[[Any], Any]) -> None:
             ConvertRegistration._from_msg[key] = callback
@@ -102,7 +102,7 @@ else:
         @staticmethod
         def _get(table: dict[Any, Any], key: Any) -> Any:
             if key not in table:
-                raise TypeException("Type %s is not loaded or supported" % str(key))
+                raise TypeException(f"Type {key!s} is not loaded or supported")
             return table[key]
 
         def get_from_msg(self, key: Any) -> Callable[[Any], Any]:
@@ -125,7 +125,7 @@ else:
                 return deepcopy(a)
             return c.get_from_msg(b_type)(c.get_to_msg(type(a))(a))
 
-    def Stamped(obj: Any, stamp: Any, frame_id: str) -> Any:  # type: ignore[no-redef]  # noqa: N802
+    def Stamped(obj: Any, stamp: Any, frame_id: str) -> Any:  # type: ignore[no-redef]
         """tf2_ros's ``Stamped``: sets ``obj.header`` to ``Header(frame_id, stamp)``."""
         from std_msgs.msg import Header
 

@@ -27,7 +27,7 @@ class StaticTransformBroadcaster:
         self.net_message = TFMessage()
         self._child_frame_ids: set[str] = set()
 
-    def sendTransform(self, transform: Any) -> None:  # noqa: N802 - tf2_ros's name
+    def sendTransform(self, transform: Any) -> None:
         """Adds a ``TransformStamped`` or a list of them (a child frame already sent keeps
         its first transform, as in tf2_ros) and publishes the whole set."""
         for t_in in _as_list(transform):

@@ -32,7 +32,7 @@ class TransformBroadcaster:
         self._msg = TFMessage
         self.pub_tf = node.create_publisher(TFMessage, "/tf", qos)
 
-    def sendTransform(self, transform: Any) -> None:  # noqa: N802 - tf2_ros's name
+    def sendTransform(self, transform: Any) -> None:
         """Publishes a ``TransformStamped`` or a list (any iterable) of them."""
         self.pub_tf.publish(self._msg(transforms=_as_list(transform)))
 

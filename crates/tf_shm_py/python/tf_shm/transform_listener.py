@@ -4,6 +4,7 @@ DDS subscriptions: ``tf_shm_bridge`` subscribes to /tf and /tf_static once per h
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -85,7 +86,7 @@ class TransformListener:
         try:
             from tf2_msgs.msg import TFMessage
         except ImportError:
-            TFMessage = None  # noqa: N806 - the message class's name
+            TFMessage = None
         self.tf_sub = BridgeSubscription("/tf", _qos(qos, False), TFMessage, self.group)
         self.tf_static_sub = BridgeSubscription(
             "/tf_static", _qos(static_qos, True), TFMessage, self.group
@@ -121,10 +122,9 @@ class TransformListener:
             return
         for sub in (getattr(self, "tf_sub", None), getattr(self, "tf_static_sub", None)):
             if sub is not None:
-                try:
+                # A node already destroyed has nothing to destroy.
+                with contextlib.suppress(Exception):
                     destroy(sub)
-                except Exception:  # noqa: BLE001 - a node already destroyed
-                    pass
 
 
 class StaticTransformListener(TransformListener):
