@@ -239,6 +239,39 @@ def test_a_long_cache_time_is_accepted(arena):
         tf_shm.Buffer(Duration(seconds=30))
 
 
+@pytest.mark.parametrize("cache_s", [1.0, 0.25])
+def test_a_shorter_cache_time_prunes_as_tf2(arena, cache_s):
+    import tf_shm
+
+    ref = tf2_ros.Buffer(cache_time=Duration(seconds=cache_s))
+    ours = tf_shm.Buffer(cache_time=Duration(seconds=cache_s))
+    # 10 Hz over 3 s (stamps 0.1 s apart, arriving in order), and a static leaf.
+    for k in range(1, 31):
+        s = k * 100_000_000 + 7
+        arena.set_transform("map", "odom", s, (k * 0.1, 0.0, 0.0), (0, 0, 0, 1.0), "t", False)
+        ref.set_transform(msg("map", "odom", s, (k * 0.1, 0.0, 0.0)), "default_authority")
+    arena.set_transform("odom", "laser", 0, (0.0, 1.0, 0.0), (0, 0, 0, 1.0), "t", True)
+    ref.set_transform_static(msg("odom", "laser", 0, (0.0, 1.0, 0.0)), "default_authority")
+    times = [0, 3_000_000_007, 2_950_000_000, 2_000_000_007, 1_950_000_000, 1_900_000_007]
+    times += [2_750_000_000, 2_700_000_007, 2_650_000_000, 2_600_000_007, 100_000_007]
+    for t in times:
+        for a, b in (("map", "laser"), ("laser", "map"), ("map", "odom")):
+            got = outcome(lambda a=a, b=b, t=t: ours.lookup_transform(a, b, Time(nanoseconds=t)))
+            want = outcome(lambda a=a, b=b, t=t: ref.lookup_transform(a, b, Time(nanoseconds=t)))
+            assert got[0] == want[0], (a, b, t, got, want)
+            if got[0] == "ok":
+                same_tf(got[1], want[1])
+            else:
+                assert got == want
+            assert ours.can_transform_core(a, b, Time(nanoseconds=t)) == ref.can_transform_core(
+                a, b, Time(nanoseconds=t)
+            )
+    assert "ExtrapolationException" in [
+        outcome(lambda t=t: ours.lookup_transform("map", "odom", Time(nanoseconds=t)))[0]
+        for t in times
+    ], "the cache limit was never reached: the test does not test it"
+
+
 # ---- futures under every executor --------------------------------------------------------------
 
 

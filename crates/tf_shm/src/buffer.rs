@@ -419,6 +419,16 @@ impl FrameStore for BufferStore {
         on_store!(self, s => s.link_at(id, time, interpolate))
     }
     #[inline]
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        cache_time_ns: i64,
+    ) -> Result<LinkAt, ArenaError> {
+        on_store!(self, s => s.link_at_within(id, time, interpolate, cache_time_ns))
+    }
+    #[inline]
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
         on_store!(self, s => s.latest_time_and_parent(id))
     }

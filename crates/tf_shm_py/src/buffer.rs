@@ -70,6 +70,26 @@ type PairCache = (usize, HashMap<(isize, isize), Vec<PairEntry>>);
 pub struct NativeBuffer {
     inner: Buffer,
     pairs: Mutex<PairCache>,
+    /// tf2's cache time asked for, ns, when one was.
+    cache_time: Option<i64>,
+}
+
+/// `$body` with `$b` bound to what answers: the buffer, or, when a cache time shorter than
+/// the arena's was asked for, the buffer's store as a tf2 buffer of that cache time
+/// (`tf_shm::CacheLimited`).
+macro_rules! answer {
+    ($self:ident, $b:ident => $body:expr) => {
+        match $self.cache_time {
+            Some(ns) if ns < $self.inner.get_cache_length() => $self.inner.with_store(|s| {
+                let $b = &tf_shm::CacheLimited::new(s, ns);
+                $body
+            }),
+            _ => {
+                let $b = &$self.inner;
+                $body
+            }
+        }
+    };
 }
 
 #[pymethods]
@@ -81,13 +101,21 @@ impl NativeBuffer {
     /// (`Join::await_open`, GIL released) and raises `OpenError` if none serves. Raises
     /// `OpenError` with the engine's text when the arena cannot be joined at all.
     #[new]
-    #[pyo3(signature = (domain=None, name=None, open_timeout=None))]
+    ///
+    /// `cache_time` (ns or a duration): tf2's cache time; shorter than the arena's, lookups
+    /// answer as a tf2 buffer of that cache time does (older data pruned).
+    #[pyo3(signature = (domain=None, name=None, open_timeout=None, cache_time=None))]
     fn new(
         py: Python<'_>,
         domain: Option<u32>,
         name: Option<String>,
         open_timeout: Option<&Bound<'_, PyAny>>,
+        cache_time: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<NativeBuffer> {
+        let cache_time = match cache_time {
+            Some(t) if !t.is_none() => Some(time::ns(t)?),
+            _ => None,
+        };
         let mut open = Join::new();
         if let Some(d) = domain {
             open = open.domain(d);
@@ -108,6 +136,7 @@ impl NativeBuffer {
         Ok(NativeBuffer {
             inner,
             pairs: Mutex::new((0, HashMap::new())),
+            cache_time,
         })
     }
 
@@ -162,10 +191,10 @@ impl NativeBuffer {
                     .can_transform_timeout(&target_frame, &source_frame, t, w)
             });
         }
-        match self.inner.lookup_transform(&target_frame, &source_frame, t) {
-            Ok(r) => Ok(flat(r.stamp, &r.transform)),
-            Err(e) => Err(transform_error(py, e)),
-        }
+        let r = answer!(self, b => b
+            .lookup_transform(&target_frame, &source_frame, t)
+            .map(|r| flat(r.stamp, &r.transform)));
+        r.map_err(|e| transform_error(py, e))
     }
 
     /// The hot-loop lookup: as `lookup_transform` without a timeout, through a cached
@@ -178,6 +207,20 @@ impl NativeBuffer {
         time: &Bound<'_, PyAny>,
     ) -> PyResult<Flat> {
         let t = time::ns(time)?;
+        if let Some(ns) = self
+            .cache_time
+            .filter(|&ns| ns < self.inner.get_cache_length())
+        {
+            let (target, source) = (target_frame.to_cow()?, source_frame.to_cow()?);
+            return self
+                .inner
+                .with_store(|s| {
+                    tf_shm::CacheLimited::new(s, ns)
+                        .lookup_transform(&target, &source, t)
+                        .map(|r| flat(r.stamp, &r.transform))
+                })
+                .map_err(|e| transform_error(py, e));
+        }
         let key = (target_frame.hash()?, source_frame.hash()?);
         let mut guard = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
         let (count, pairs) = &mut *guard;
@@ -229,9 +272,9 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Flat> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
-        let r = match wait_for(timeout)? {
-            Some(w) => py.detach(|| {
-                self.inner.lookup_transform_full_timeout(
+        if let Some(w) = wait_for(timeout)? {
+            let _ = py.detach(|| {
+                self.inner.can_transform_full_timeout(
                     &target_frame,
                     tt,
                     &source_frame,
@@ -239,16 +282,12 @@ impl NativeBuffer {
                     &fixed_frame,
                     w,
                 )
-            }),
-            None => {
-                self.inner
-                    .lookup_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
-            }
-        };
-        match r {
-            Ok(r) => Ok(flat(r.stamp, &r.transform)),
-            Err(e) => Err(transform_error(py, e)),
+            });
         }
+        let r = answer!(self, b => b
+            .lookup_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+            .map(|r| flat(r.stamp, &r.transform)));
+        r.map_err(|e| transform_error(py, e))
     }
 
     /// tf2_py's `can_transform_core`: `(True, "")` or `(False, tf2's error text)`, after
@@ -263,13 +302,15 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(bool, String)> {
         let t = time::ns(time)?;
-        Ok(verdict(match wait_for(timeout)? {
-            Some(w) => py.detach(|| {
+        if let Some(w) = wait_for(timeout)? {
+            let _ = py.detach(|| {
                 self.inner
                     .can_transform_timeout(&target_frame, &source_frame, t, w)
-            }),
-            None => self.inner.can_transform(&target_frame, &source_frame, t),
-        }))
+            });
+        }
+        Ok(verdict(
+            answer!(self, b => b.can_transform(&target_frame, &source_frame, t)),
+        ))
     }
 
     /// tf2_py's `can_transform_full_core`, after waiting up to `timeout` (GIL released).
@@ -286,8 +327,8 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(bool, String)> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
-        Ok(verdict(match wait_for(timeout)? {
-            Some(w) => py.detach(|| {
+        if let Some(w) = wait_for(timeout)? {
+            let _ = py.detach(|| {
                 self.inner.can_transform_full_timeout(
                     &target_frame,
                     tt,
@@ -296,12 +337,15 @@ impl NativeBuffer {
                     &fixed_frame,
                     w,
                 )
-            }),
-            None => {
-                self.inner
-                    .can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
-            }
-        }))
+            });
+        }
+        Ok(verdict(answer!(self, b => b.can_transform_full(
+            &target_frame,
+            tt,
+            &source_frame,
+            st,
+            &fixed_frame
+        ))))
     }
 
     /// tf2's `getLatestCommonTime`, ns; raises what tf2_py raises (see

@@ -70,10 +70,13 @@ class Buffer(BufferInterface):
     ``can_transform`` false, waits wait) and joins the bridge within ~20 ms of its serving, as
     a tf2_ros buffer is empty until its listener hears data (:attr:`joined` tells which).
 
-    :param cache_time: tf2's cache time. The bridge owns the history: longer than the arena
-        keeps is accepted with a ``RuntimeWarning`` (once per process) naming the bridge's
-        ``cache_time`` parameter, and lookups older than the arena's history raise tf2's
-        ``ExtrapolationException``.
+    :param cache_time: tf2's cache time. Shorter than the arena's history: applied, lookups
+        answer as a tf2_ros buffer of that cache time (older data pruned as tf2's ``TimeCache``
+        prunes, relative to each frame's second newest stamp: tf2's
+        ``ExtrapolationException`` with tf2's text; such a buffer skips the arena's fast
+        paths). Longer: accepted with a ``RuntimeWarning`` (once per process) naming the
+        bridge's ``cache_time`` parameter; lookups older than the arena's history raise tf2's
+        ``ExtrapolationException``, as a tf2 buffer whose data was pruned.
     :param node: used for wake-ups only: a coroutine awaiting :meth:`lookup_transform_async`
         or :meth:`wait_for_transform_async` in an executor spinning this node is woken through
         a guard condition of the node in a ``ReentrantCallbackGroup`` of its own.
@@ -98,7 +101,7 @@ class Buffer(BufferInterface):
         open_timeout: DurationLike | None = None,
     ) -> None:
         BufferInterface.__init__(self)
-        self._native = _native.NativeBuffer(domain, name, open_timeout)
+        self._native = _native.NativeBuffer(domain, name, open_timeout, cache_time)
         self._wake_lock = threading.Lock()
         self._guard: Any = None
         self._node: Any = None
