@@ -16,10 +16,8 @@ import threading
 import time
 
 import pytest
-
-rclpy = pytest.importorskip("rclpy")
-tf2_ros = pytest.importorskip("tf2_ros")
-
+import rclpy
+import tf2_ros
 from geometry_msgs.msg import TransformStamped
 from rclpy.duration import Duration
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
