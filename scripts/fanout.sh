@@ -7,8 +7,8 @@
 #      subscribing /tf and /tf_static into its own private buffer;
 #   B  one tf_shm_bridge + N examples/fanout_consumer.rs reading the shared arena (no ROS).
 # With --arms "PA PB", the same for Python consumers (crates/tf_shm_py/bench/):
-#   PA N rclpy nodes, each tf2_ros's Python listener written out (its callback hands every
-#      transform to tf2_py's C++ BufferCore; Debian's python3-tf2) and lookup_transform_core;
+#   PA N rclpy nodes, each with ROS 2 Jazzy's tf2_ros.Buffer + TransformListener (as
+#      scripts/ros-env.sh installs them) and Buffer.lookup_transform;
 #   PB one tf_shm_bridge + N Python processes using tf_shm.Buffer.lookup_transform (the tf_shm
 #      package on PYTHONPATH, e.g. target/py-site as scripts/bench.sh installs it).
 #
@@ -39,7 +39,7 @@ mib = lambda k: f"{k / 1024:.1f}"
 print("| N | arm | CPU, % of one core | publisher | bridge | consumers | PSS, MiB | publisher | bridge | consumers | lookups ok / failed after warm-up |")
 print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 labels = (("A", "A: N r2r listeners"), ("B", "B: bridge + N tf_shm"),
-          ("PA", "PA: N rclpy listeners (tf2_py)"), ("PB", "PB: bridge + N Python tf_shm"))
+          ("PA", "PA: N rclpy tf2_ros listeners"), ("PB", "PB: bridge + N Python tf_shm"))
 for n in ns:
     for arm, label in labels:
         r = by.get((n, arm))

@@ -1,11 +1,8 @@
-"""Fan-out benchmark, arm PA: one Python node listening as tf2_ros's Python TransformListener.
+"""Fan-out benchmark, arm PA: one Python node listening with tf2_ros, as a ROS 2 user's does.
 
-tf2_ros's Python package is not installable here, so this is its listener written out: an
-rclpy node subscribing /tf (keep-last 100, reliable, volatile) and /tf_static (keep-last 100,
-reliable, transient-local), whose callback loops over the message's transforms in Python and
-hands each to the C++ BufferCore through tf2_py's ``set_transform`` (Debian's python3-tf2, ROS 1:
-each transform is converted to the ROS 1 message type it takes). A 100 Hz timer looks up the
-given pairs at time 0 with ``lookup_transform_core`` (what tf2_ros's ``lookup_transform`` calls).
+An rclpy node with ROS 2 Jazzy's ``tf2_ros.Buffer`` and ``tf2_ros.TransformListener`` (its /tf
+and /tf_static subscriptions, QoS and callback, into tf2_py's C++ BufferCore). A 100 Hz timer
+looks up the given pairs at time 0 with ``Buffer.lookup_transform``.
 
     fanout_listener.py --pairs odom:link_50,... [--secs S] [--skip S0] [--name NAME]
 
@@ -18,35 +15,10 @@ import json
 import sys
 import time
 
-# ROS 1's tf2_py and its genpy messages first, then ROS 2's packages of the same names: tf2_py
-# keeps the ROS 1 modules it imported; rclpy gets ROS 2's.
-_saved = list(sys.path)
-sys.path.insert(0, "/usr/lib/python3/dist-packages")
-import rospy
-import tf2_py
-from geometry_msgs.msg import TransformStamped as Ros1TransformStamped
-
-for _m in [m for m in sys.modules if m.split(".")[0] in ("geometry_msgs", "std_msgs")]:
-    del sys.modules[_m]
-sys.path[:] = _saved
-
 import rclpy
+import tf2_ros
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from tf2_msgs.msg import TFMessage
-
-
-def to_ros1(t):
-    """The ROS 1 TransformStamped tf2_py's set_transform takes, from a ROS 2 one."""
-    m = Ros1TransformStamped()
-    m.header.frame_id = t.header.frame_id
-    m.header.stamp = rospy.Time(t.header.stamp.sec, t.header.stamp.nanosec)
-    m.child_frame_id = t.child_frame_id
-    a, b = t.transform.translation, m.transform.translation
-    b.x, b.y, b.z = a.x, a.y, a.z
-    a, b = t.transform.rotation, m.transform.rotation
-    b.x, b.y, b.z, b.w = a.x, a.y, a.z, a.w
-    return m
+from rclpy.time import Time
 
 
 def main():
@@ -60,35 +32,19 @@ def main():
 
     rclpy.init()
     node = Node(args.name)
-    core = tf2_py.BufferCore(rospy.Duration(10))
-
-    def on_tf(msg):
-        for t in msg.transforms:
-            core.set_transform(to_ros1(t), "default_authority")
-
-    def on_tf_static(msg):
-        for t in msg.transforms:
-            core.set_transform_static(to_ros1(t), "default_authority")
-
-    reliable = {"reliability": ReliabilityPolicy.RELIABLE, "history": HistoryPolicy.KEEP_LAST}
-    node.create_subscription(TFMessage, "/tf", on_tf, QoSProfile(depth=100, **reliable))
-    node.create_subscription(
-        TFMessage,
-        "/tf_static",
-        on_tf_static,
-        QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL, **reliable),
-    )
+    buffer = tf2_ros.Buffer()
+    listener = tf2_ros.TransformListener(buffer, node)
     start = time.monotonic()
     tally = {"ok": 0, "err": 0, "first_err": ""}
-    zero = rospy.Time(0)
+    zero = Time()
 
     def on_timer():
         counting = time.monotonic() - start >= args.skip
         for target, source in pairs:
             try:
-                core.lookup_transform_core(target, source, zero)
+                buffer.lookup_transform(target, source, zero)
                 ok = True
-            except tf2_py.TransformException as e:
+            except tf2_ros.TransformException as e:
                 ok = False
                 if counting and not tally["first_err"]:
                     tally["first_err"] = str(e)
@@ -110,6 +66,7 @@ def main():
         )
         + "\n"
     )
+    listener.unregister()
     node.destroy_node()
     rclpy.try_shutdown()
 
