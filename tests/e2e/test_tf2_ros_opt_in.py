@@ -1,0 +1,440 @@
+"""Unmodified tf2_ros Python nodes on tf_shm with TF_SHM_TF2_ROS=1 (the wheel's .pth hook,
+crates/tf_shm_py/python/_tf_shm_tf2_ros.py).
+
+The nodes are geometry2's own examples (tests/third_party/examples_tf2_py, vendored unmodified),
+started as their console scripts are. The tf_shm wheel scripts/test.sh builds
+(target/wheels) is pip-installed into a venv layered over the ROS environment's (its
+site-packages added by a .pth), because site.py honours .pth files only in site directories, not
+on PYTHONPATH: that venv is "the environment the nodes run in". target/py-site is taken off
+PYTHONPATH for these processes so the installed copy is the one that runs.
+
+Checked: every import form of tf2_ros gives tf_shm's Buffer and TransformListener and leaves the
+rest tf2_ros's own; without the variable tf2_ros is untouched (the same modules, names and
+objects as a Python without tf_shm installed); the hooked nodes answer as tf2_ros's own listener
+does (tf2 at the same stamps, to 1e-9) and hold no /tf or /tf_static subscription (rclpy's graph
+API); a node started before the bridge; a tf_shm that cannot load (a broken native module) gives
+one warning and tf2_ros's own listener. Cost: ~50 s (mostly DDS discovery and 1 Hz example
+timers).
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from harness import ROOT, wait_for
+
+VENDORED = ROOT / "tests" / "third_party"
+HOOK_WARNING = "TF_SHM_TF2_ROS=1 but the tf_shm package cannot be loaded"
+
+
+def _make_venv(path, wheel):
+    """A venv over this interpreter's environment (the ROS venv) with the tf_shm wheel."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    site = Path(
+        subprocess.run(
+            [
+                str(path / "bin" / "python"),
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    purelib = sysconfig.get_paths()["purelib"]
+    (site / "_ros_environment.pth").write_text(f"import site; site.addsitedir({purelib!r})\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(path / "bin" / "python"), "install", "-q"]
+        + ["--no-deps", "--no-index", str(wheel)],
+        env=_env(os.environ, None),  # target/py-site would read as "already installed"
+        check=True,
+    )
+    return path / "bin" / "python", site
+
+
+@pytest.fixture(scope="module")
+def venvs():
+    """{"good": python, "broken": python (tf_shm's native module overwritten), "site": dir}."""
+    wheels = sorted((ROOT / "target" / "wheels").glob("tf_shm-*.whl"))
+    assert wheels, (
+        "no tf_shm wheel in target/wheels: run scripts/py-wheel.sh (as scripts/test.sh does)"
+    )
+    top = Path(tempfile.mkdtemp(prefix="tf2ros-optin-"))
+    good, site = _make_venv(top / "good", wheels[-1])
+    broken, broken_site = _make_venv(top / "broken", wheels[-1])
+    for so in (broken_site / "tf_shm").glob("_native*.so"):
+        so.write_bytes(b"not a shared object\n")
+    yield {"good": str(good), "broken": str(broken), "site": site}
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def _env(base, hook):
+    env = dict(base)
+    py_site = str(ROOT / "target" / "py-site")
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != py_site]
+    env["PYTHONPATH"] = os.pathsep.join([str(VENDORED), *parts])
+    env.pop("TF_SHM_TF2_ROS", None)
+    if hook is not None:
+        env["TF_SHM_TF2_ROS"] = hook
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _python(python, code, hook, base=None):
+    r = subprocess.run(
+        [python, "-c", code],
+        env=_env(base or os.environ, hook),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert r.returncode == 0, f"{code}\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+# -- import forms, untouched tf2_ros, a tf_shm that cannot load: no ROS graph needed ---------
+
+DESCRIBE = """
+import json, sys, types
+def describe():
+    out = {}
+    for name, mod in sorted(sys.modules.items()):
+        if name.split(".")[0] != "tf2_ros" or not isinstance(mod, types.ModuleType):
+            continue
+        out[name] = {"file": mod.__file__, "loader": type(mod.__spec__.loader).__name__,
+                     "names": {k: f"{getattr(v, '__module__', '')}:{getattr(v, '__qualname__', type(v).__name__)}"
+                               for k, v in vars(mod).items() if not k.startswith("__")}}
+    return out
+"""
+
+FORMS = {
+    "from tf2_ros import Buffer, TransformListener": ("Buffer", "TransformListener"),
+    "from tf2_ros.buffer import Buffer": ("Buffer",),
+    "from tf2_ros.transform_listener import TransformListener": ("TransformListener",),
+    "import tf2_ros as tf2; Buffer, TransformListener = tf2.Buffer, tf2.TransformListener": (
+        "Buffer",
+        "TransformListener",
+    ),
+    "import tf2_ros.buffer, tf2_ros.transform_listener as tl; "
+    "Buffer, TransformListener = tf2_ros.buffer.Buffer, tl.TransformListener": (
+        "Buffer",
+        "TransformListener",
+    ),
+    # tf_shm first: tf_shm may import tf2_ros itself, which must not break either.
+    "import tf_shm; from tf2_ros import Buffer, TransformListener": ("Buffer", "TransformListener"),
+}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_every_import_form_gives_tf_shm_classes(venvs, form):
+    code = (
+        DESCRIBE
+        + f"NAMES = {FORMS[form]!r}\n"
+        + form
+        + """
+import tf_shm, tf2_ros
+got = {n: globals()[n] is getattr(tf_shm, n) for n in NAMES}
+print(json.dumps({"got": got, "tf2_ros": describe(),
+                  "static": hasattr(tf2_ros, "StaticTransformListener")}))
+"""
+    )
+    hooked = json.loads(_python(venvs["good"], code, "1").stdout)
+    assert hooked["got"] == {n: True for n in FORMS[form]}, hooked["got"]
+    plain = json.loads(
+        _python(
+            venvs["good"], DESCRIBE + "import tf2_ros\nprint(json.dumps(describe()))", None
+        ).stdout
+    )
+    # Every other name of every tf2_ros module is tf2_ros's own; only these are tf_shm's.
+    for mod, desc in plain.items():
+        h = hooked["tf2_ros"][mod]
+        assert h["file"] == desc["file"]
+        assert set(h["names"]) == set(desc["names"]), mod
+        changed = {k for k in desc["names"] if h["names"][k] != desc["names"][k]}
+        assert changed <= {"Buffer", "TransformListener"}, (mod, changed)
+        for patched in ("Buffer", "TransformListener"):
+            if patched in desc["names"]:
+                assert h["names"][patched].startswith("tf_shm."), (mod, h["names"][patched])
+        for kept in ("TransformBroadcaster", "StaticTransformBroadcaster", "BufferInterface"):
+            if kept in desc["names"]:
+                assert h["names"][kept] == desc["names"][kept]
+    assert hooked["tf2_ros"]["tf2_ros"]["names"]["TransformRegistration"].startswith("tf2_ros.")
+    assert (
+        hooked["tf2_ros"]["tf2_ros"]["names"]["LookupException"]
+        == (plain["tf2_ros"]["names"]["LookupException"])
+    )
+    # Jazzy's Python tf2_ros has no StaticTransformListener; the hook adds none.
+    assert hooked["static"] is False
+
+
+def _tf2_ros_sources():
+    import tf2_ros
+
+    d = Path(tf2_ros.__file__).parent
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.glob("*.py"))}
+
+
+@pytest.mark.parametrize("value", [None, "0", ""])
+def test_without_the_variable_tf2_ros_is_untouched(venvs, value):
+    before = _tf2_ros_sources()
+    code = (
+        DESCRIBE
+        + """
+import tf2_ros, tf2_ros.buffer, tf2_ros.transform_listener
+print(json.dumps({"hook": "_tf_shm_tf2_ros" in sys.modules, "tf_shm": "tf_shm" in sys.modules,
+                  "finders": [type(f).__module__ for f in sys.meta_path], "tf2_ros": describe()}))
+"""
+    )
+    with_wheel = json.loads(_python(venvs["good"], code, value).stdout)
+    # The ROS environment's own interpreter: no tf_shm installed (PYTHONPATH without py-site).
+    without = json.loads(_python(sys.executable, code, None).stdout)
+    assert with_wheel["hook"] is False and with_wheel["tf_shm"] is False, with_wheel
+    assert "_tf_shm_tf2_ros" not in with_wheel["finders"], with_wheel["finders"]
+    assert with_wheel["tf2_ros"] == without["tf2_ros"]
+    assert with_wheel["tf2_ros"]["tf2_ros"]["names"]["Buffer"] == "tf2_ros.buffer:Buffer"
+    # The hook's runs (this and the other tests) changed nothing on disk.
+    assert _tf2_ros_sources() == before
+
+
+def test_tf_shm_run_launcher_without_pth(venvs, tmp_path):
+    """python3 -m tf_shm.run, for installs whose .pth is not honoured (PYTHONPATH): here the
+    ROS interpreter with target/py-site on PYTHONPATH, as scripts/test.sh sets it."""
+    script = tmp_path / "node.py"
+    script.write_text(
+        "import sys\nfrom tf2_ros.buffer import Buffer\nimport tf_shm\n"
+        "print(Buffer is tf_shm.Buffer, sys.argv[1:], __name__)\n"
+    )
+    env = _env(os.environ, None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "target" / "py-site"), env["PYTHONPATH"]])
+    r = subprocess.run(
+        [sys.executable, "-m", "tf_shm.run", str(script), "a", "--b"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (r.returncode, r.stdout) == (0, "True ['a', '--b'] __main__\n"), r.stderr
+    r = subprocess.run(
+        [sys.executable, "-m", "tf_shm.run"], env=env, capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 2 and "usage: python3 -m tf_shm.run" in r.stderr
+
+
+def test_tf_shm_that_cannot_load_warns_once_and_keeps_tf2_ros(venvs):
+    r = _python(
+        venvs["broken"],
+        "import tf2_ros\nfrom tf2_ros.buffer import Buffer\nimport tf2_ros.transform_listener as tl\n"
+        "print(Buffer.__module__, tl.TransformListener.__module__)",
+        "1",
+    )
+    assert r.stdout == "tf2_ros.buffer tf2_ros.transform_listener\n"
+    warnings = [line for line in r.stderr.splitlines() if HOOK_WARNING in line]
+    assert len(warnings) == 1, r.stderr
+    # rcutils' format, logger tf_shm, and the cause named.
+    assert re.match(r"\[WARN\] \[\d+\.\d+\] \[tf_shm\]: ", warnings[0]), warnings[0]
+    assert "ImportError" in warnings[0], warnings[0]
+
+
+# -- real nodes through the bridge -------------------------------------------------------------
+
+NUM = r"(-?[0-9.e+-]+)"
+GOT = re.compile(
+    r"\[(\w+)\]: Got geometry_msgs\.msg\.TransformStamped\(header=std_msgs\.msg\.Header\("
+    rf"stamp=builtin_interfaces\.msg\.Time\(sec=(\d+), nanosec=(\d+)\), frame_id='(\w+)'\), "
+    rf"child_frame_id='(\w+)', transform=geometry_msgs\.msg\.Transform\(translation="
+    rf"geometry_msgs\.msg\.Vector3\(x={NUM}, y={NUM}, z={NUM}\), rotation="
+    rf"geometry_msgs\.msg\.Quaternion\(x={NUM}, y={NUM}, z={NUM}, w={NUM}\)\)\)"
+)
+
+
+def _start(run, name, argv, env):
+    """Run.start with this process's own environment."""
+    with open(run.dir / f"{name}.log", "a") as log:
+        p = subprocess.Popen(run.netns + argv, env=env, stdout=log, stderr=log)
+    p.name, p.log = name, run.dir / f"{name}.log"
+    run.procs.append(p)
+    return p
+
+
+def _example(run, venvs, example, node_name, hook, python="good"):
+    code = f"from examples_tf2_py.{example} import main; main()"
+    argv = [venvs[python], "-c", code, "--ros-args", "-r", f"__node:={node_name}"]
+    return _start(run, node_name, argv, _env(run.env, hook))
+
+
+def _broadcasters(run, venvs):
+    for ex in ("static_broadcaster", "dynamic_broadcaster"):
+        _example(run, venvs, ex, ex, None)
+
+
+def _answers(proc):
+    return [
+        {
+            "node": m[0],
+            "stamp": [int(m[1]), int(m[2])],
+            "frames": [m[3], m[4]],
+            "xyz": [float(v) for v in m[5:8]],
+            "xyzw": [float(v) for v in m[8:12]],
+        }
+        for m in GOT.findall(proc.log.read_text())
+    ]
+
+
+def _stop(run, procs):
+    for p in procs:
+        run.check_alive(p)
+        p.send_signal(signal.SIGINT)
+    for p in procs:
+        p.wait(timeout=15)
+
+
+def _frames(text):
+    """frame -> parent, from every all_frames_as_yaml() frame_dumper printed."""
+    parents, frame = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^(\w+):\s*$", line)
+        if m:
+            frame = m[1]
+            continue
+        m = re.match(r"^\s+parent: '?([^'\s]+)'?\s*$", line)
+        if m and frame is not None:
+            assert parents.setdefault(frame, m[1]) == m[1], (frame, m[1], parents)
+    return parents
+
+
+def test_unmodified_tf2_ros_nodes_read_tf_shm_without_subscribing(run, venvs):
+    ref_cmd = [sys.executable, str(ROOT / "tests" / "e2e" / "tf2_ros_reference.py")]
+    ref_env = _env(run.env, None)
+    # The reference listens from the start: it must hold every stamp the nodes answer at.
+    ref = subprocess.Popen(
+        run.netns + ref_cmd,
+        env=ref_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        bridge = run.bridge()
+        _broadcasters(run, venvs)
+        hooked = [
+            _example(run, venvs, "async_waits_for_transform", "hooked_async", "1"),
+            _example(run, venvs, "blocking_waits_for_transform", "hooked_blocking", "1"),
+            _example(run, venvs, "frame_dumper", "hooked_dumper", "1"),
+        ]
+        plain = [
+            _example(run, venvs, "async_waits_for_transform", "plain_async", None),
+            _example(run, venvs, "frame_dumper", "plain_dumper", None),
+        ]
+
+        def enough():
+            run.check_alive(bridge, *hooked, *plain)
+            got = [_answers(p) for p in (hooked[0], plain[0])]
+            return all(len(a) >= 3 for a in got) and got
+
+        got = wait_for("3 answers of each async example", enough, 60, run)
+        request = {
+            "queries": [[*a["frames"], *a["stamp"]] for a in got[0] + got[1]],
+            "nodes": ["tf_shm_bridge", *(p.name for p in hooked + plain)],
+            "subscribers": ["tf_shm_bridge", "plain_async", "plain_dumper"],
+        }
+        out, err = ref.communicate(json.dumps(request), timeout=60)
+    finally:
+        if ref.poll() is None:
+            ref.kill()
+            ref.wait()
+    assert ref.returncode == 0, f"reference failed:\n{out}\n{err}\n{run.logs()}"
+    result = json.loads(out.splitlines()[-1])
+    for h in hooked + plain:
+        assert h.name in result["nodes"], (h.name, result["nodes"])
+    for topic in ("/tf", "/tf_static"):
+        subs = result["subscribers"][topic]
+        assert {"tf_shm_bridge", "plain_async", "plain_dumper"} <= set(subs), (topic, subs)
+        assert not set(subs) & {h.name for h in hooked}, (topic, subs)
+
+    answers = got[0] + got[1]
+    assert {a["node"] for a in answers} == {"hooked_async", "plain_async"}
+    for a, want in zip(answers, result["answers"]):
+        assert "error" not in want, (a, want)
+        assert a["frames"] == ["starboard_wheel", "sonar_2"], a
+        worst = max(abs(x - y) for x, y in zip(a["xyz"] + a["xyzw"], want["xyz"] + want["xyzw"]))
+        assert worst <= 1e-9, (a, want)
+
+    _stop(run, hooked + plain)
+    blocking = hooked[1].log.read_text()
+    assert blocking.count("Got transform") >= 2 and "transform not ready" not in blocking, blocking
+    hooked_frames = _frames(hooked[2].log.read_text())
+    plain_frames = _frames(plain[1].log.read_text())
+    assert hooked_frames == plain_frames, (hooked_frames, plain_frames)
+    assert hooked_frames == {
+        "platform": "base_link",
+        "camera": "platform",
+        "sonar_0": "platform",
+        "sonar_1": "platform",
+        "sonar_2": "platform",
+        "port_wheel": "base_link",
+        "starboard_wheel": "base_link",
+    }, hooked_frames
+
+
+def test_hooked_node_started_before_the_bridge(run, venvs):
+    """The node starts first; the bridge and the broadcasters 2 s later (within the Buffer's
+    default 5 s open_timeout)."""
+    node = _example(run, venvs, "blocking_waits_for_transform", "early_blocking", "1")
+    time.sleep(2)
+    run.bridge()
+    _broadcasters(run, venvs)
+    wait_for(
+        "the early node's first transform",
+        lambda: run.check_alive(node) or "Got transform" in node.log.read_text(),
+        40,
+        run,
+    )
+
+
+def _probe(run, request):
+    """tests/e2e/tf2_ros_reference.py asked once, with no queries."""
+    r = subprocess.run(
+        run.netns + [sys.executable, str(ROOT / "tests" / "e2e" / "tf2_ros_reference.py")],
+        input=json.dumps(request),
+        env=_env(run.env, None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert r.returncode == 0, f"probe failed:\n{r.stdout}\n{r.stderr}\n{run.logs()}"
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_node_whose_tf_shm_cannot_load_runs_on_tf2_ros_listener(run, venvs):
+    """No bridge at all: the broken venv's hooked frame_dumper warns once and gets the static
+    frames through tf2_ros's own listener, whose /tf and /tf_static subscriptions it holds."""
+    _example(run, venvs, "static_broadcaster", "static_broadcaster", None)
+    node = _example(run, venvs, "frame_dumper", "fallback_dumper", "1", python="broken")
+    wait_for(
+        "the fallback node's frames",
+        lambda: run.check_alive(node) or "sonar_2" in _frames(node.log.read_text()),
+        40,
+        run,
+    )
+    graph = _probe(run, {"queries": [], "nodes": [], "subscribers": ["fallback_dumper"]})
+    for topic in ("/tf", "/tf_static"):
+        assert "fallback_dumper" in graph["subscribers"][topic], graph
+    _stop(run, [node])
+    log = node.log.read_text()
+    assert log.count(HOOK_WARNING) == 1, log
+    assert _frames(log)["sonar_2"] == "platform"
