@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -280,7 +281,8 @@ def _broadcasters(run, venvs):
         _example(run, venvs, ex, ex, None)
 
 
-def _answers(proc):
+def _answers(proc, since=0):
+    """The example's "Got TransformStamped" answers logged after byte `since` of its log."""
     return [
         {
             "node": m[0],
@@ -289,7 +291,7 @@ def _answers(proc):
             "xyz": [float(v) for v in m[5:8]],
             "xyzw": [float(v) for v in m[8:12]],
         }
-        for m in GOT.findall(proc.log.read_text())
+        for m in GOT.findall(proc.log.read_text()[since:])
     ]
 
 
@@ -315,21 +317,84 @@ def _frames(text):
     return parents
 
 
+class Reference:
+    """tests/e2e/tf2_ros_reference.py, listening from the start: it must hold every stamp the
+    nodes answer at."""
+
+    def __init__(self, run):
+        self.run = run
+        self.proc = subprocess.Popen(
+            run.netns + [sys.executable, str(ROOT / "tests" / "e2e" / "tf2_ros_reference.py")],
+            env=_env(run.env, None),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def wait_ready(self, timeout=30):
+        """Blocks until the reference holds a transform; then returns."""
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        line = self.proc.stdout.readline() if ready else ""
+        assert json.loads(line or "{}").get("ready"), f"reference not ready\n{self.run.logs()}"
+
+    def ask(self, request):
+        try:
+            out, err = self.proc.communicate(json.dumps(request), timeout=60)
+        finally:
+            self.close()
+        assert self.proc.returncode == 0, f"reference failed:\n{out}\n{err}\n{self.run.logs()}"
+        return json.loads(out.splitlines()[-1])
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _request(answers, nodes, subscribers):
+    return {
+        "queries": [[*a["frames"], *a["stamp"]] for a in answers],
+        "nodes": list(nodes),
+        "subscribers": list(subscribers),
+    }
+
+
+def _assert_unsubscribed(result, hooked, subscribed):
+    for name in (*hooked, *subscribed):
+        assert name in result["nodes"], (name, result["nodes"])
+    for topic in ("/tf", "/tf_static"):
+        subs = result["subscribers"][topic]
+        assert set(subscribed) <= set(subs), (topic, subs)
+        assert not set(subs) & set(hooked), (topic, subs)
+
+
+def _assert_tf2_answers(answers, result):
+    assert len(answers) == len(result["answers"])
+    for a, want in zip(answers, result["answers"]):
+        assert "error" not in want, (a, want)
+        assert a["frames"] == ["starboard_wheel", "sonar_2"], a
+        worst = max(abs(x - y) for x, y in zip(a["xyz"] + a["xyzw"], want["xyz"] + want["xyzw"]))
+        assert worst <= 1e-9, (a, want)
+
+
+EXAMPLE_FRAMES = {
+    "platform": "base_link",
+    "camera": "platform",
+    "sonar_0": "platform",
+    "sonar_1": "platform",
+    "sonar_2": "platform",
+    "port_wheel": "base_link",
+    "starboard_wheel": "base_link",
+}
+
+
 def test_unmodified_tf2_ros_nodes_read_tf_shm_without_subscribing(run, venvs):
-    ref_cmd = [sys.executable, str(ROOT / "tests" / "e2e" / "tf2_ros_reference.py")]
-    ref_env = _env(run.env, None)
-    # The reference listens from the start: it must hold every stamp the nodes answer at.
-    ref = subprocess.Popen(
-        run.netns + ref_cmd,
-        env=ref_env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    ref = Reference(run)
     try:
         bridge = run.bridge()
         _broadcasters(run, venvs)
+        ref.wait_ready()
         hooked = [
             _example(run, venvs, "async_waits_for_transform", "hooked_async", "1"),
             _example(run, venvs, "blocking_waits_for_transform", "hooked_blocking", "1"),
@@ -342,52 +407,111 @@ def test_unmodified_tf2_ros_nodes_read_tf_shm_without_subscribing(run, venvs):
 
         def enough():
             run.check_alive(bridge, *hooked, *plain)
-            got = [_answers(p) for p in (hooked[0], plain[0])]
-            return all(len(a) >= 3 for a in got) and got
+            got = _answers(hooked[0]) + _answers(plain[0])
+            nodes = {a["node"] for a in got}
+            return (
+                all(sum(a["node"] == n for a in got) >= 3 for n in nodes)
+                and len(nodes) == 2
+                and got
+            )
 
-        got = wait_for("3 answers of each async example", enough, 60, run)
-        request = {
-            "queries": [[*a["frames"], *a["stamp"]] for a in got[0] + got[1]],
-            "nodes": ["tf_shm_bridge", *(p.name for p in hooked + plain)],
-            "subscribers": ["tf_shm_bridge", "plain_async", "plain_dumper"],
-        }
-        out, err = ref.communicate(json.dumps(request), timeout=60)
+        answers = wait_for("3 answers of each async example", enough, 60, run)
+        subscribed = ["tf_shm_bridge", "plain_async", "plain_dumper"]
+        names = [p.name for p in hooked]
+        result = ref.ask(_request(answers, ["tf_shm_bridge", *names], subscribed))
     finally:
-        if ref.poll() is None:
-            ref.kill()
-            ref.wait()
-    assert ref.returncode == 0, f"reference failed:\n{out}\n{err}\n{run.logs()}"
-    result = json.loads(out.splitlines()[-1])
-    for h in hooked + plain:
-        assert h.name in result["nodes"], (h.name, result["nodes"])
-    for topic in ("/tf", "/tf_static"):
-        subs = result["subscribers"][topic]
-        assert {"tf_shm_bridge", "plain_async", "plain_dumper"} <= set(subs), (topic, subs)
-        assert not set(subs) & {h.name for h in hooked}, (topic, subs)
-
-    answers = got[0] + got[1]
-    assert {a["node"] for a in answers} == {"hooked_async", "plain_async"}
-    for a, want in zip(answers, result["answers"]):
-        assert "error" not in want, (a, want)
-        assert a["frames"] == ["starboard_wheel", "sonar_2"], a
-        worst = max(abs(x - y) for x, y in zip(a["xyz"] + a["xyzw"], want["xyz"] + want["xyzw"]))
-        assert worst <= 1e-9, (a, want)
+        ref.close()
+    _assert_unsubscribed(result, names, subscribed)
+    _assert_tf2_answers(answers, result)
 
     _stop(run, hooked + plain)
     blocking = hooked[1].log.read_text()
     assert blocking.count("Got transform") >= 2 and "transform not ready" not in blocking, blocking
     hooked_frames = _frames(hooked[2].log.read_text())
-    plain_frames = _frames(plain[1].log.read_text())
-    assert hooked_frames == plain_frames, (hooked_frames, plain_frames)
-    assert hooked_frames == {
-        "platform": "base_link",
-        "camera": "platform",
-        "sonar_0": "platform",
-        "sonar_1": "platform",
-        "sonar_2": "platform",
-        "port_wheel": "base_link",
-        "starboard_wheel": "base_link",
-    }, hooked_frames
+    assert hooked_frames == _frames(plain[1].log.read_text()) == EXAMPLE_FRAMES, hooked_frames
+
+
+@pytest.fixture
+def ament_prefix(venvs, tmp_path):
+    """An ament prefix with tf_shm_bridge (this tree's launch files, params and binary) and the
+    vendored examples_tf2_py (console scripts run by the tf_shm venv's Python), as colcon would
+    install them."""
+    from harness import BRIDGE
+
+    prefix = tmp_path / "install"
+    index = prefix / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True)
+    for pkg in ("tf_shm_bridge", "examples_tf2_py"):
+        (index / pkg).write_text("")
+        (prefix / "share" / pkg).mkdir(parents=True)
+        (prefix / "lib" / pkg).mkdir(parents=True)
+    share = prefix / "share" / "tf_shm_bridge"
+    # Copies: ros2 launch looks for launch files with os.walk, which does not follow links.
+    for d in ("launch", "config"):
+        shutil.copytree(ROOT / d, share / d)
+    shutil.copy(ROOT / "package.xml", share)
+    (prefix / "lib" / "tf_shm_bridge" / "tf_shm_bridge").symlink_to(BRIDGE)
+    ex = VENDORED / "examples_tf2_py"
+    shutil.copytree(ex / "launch", prefix / "share" / "examples_tf2_py" / "launch")
+    for script in ex.glob("*.py"):
+        if script.stem == "__init__":
+            continue
+        exe = prefix / "lib" / "examples_tf2_py" / script.stem
+        exe.write_text(
+            f"#!{venvs['good']}\nfrom examples_tf2_py.{script.stem} import main\nmain()\n"
+        )
+        exe.chmod(0o755)
+    return prefix
+
+
+def test_launch_file_switches_a_robots_launch_file_with_one_argument(run, venvs, ament_prefix):
+    """ros2 launch tf_shm_bridge tf2_ros_on_tf_shm.launch.py launch_file:=<a launch file that
+    knows nothing of tf_shm>: its tf2_ros listeners read the bridge's arena, hold no
+    subscription, and answer as tf2 does."""
+    env = _env(run.env, None)
+    env["AMENT_PREFIX_PATH"] = os.pathsep.join([str(ament_prefix), env["AMENT_PREFIX_PATH"]])
+    xml = ROOT / "tests" / "e2e" / "tf2_ros_examples.launch.xml"
+    ref = Reference(run)
+    try:
+        launch = _start(
+            run,
+            "launch",
+            [
+                "ros2",
+                "launch",
+                "tf_shm_bridge",
+                "tf2_ros_on_tf_shm.launch.py",
+                f"launch_file:={xml}",
+            ],
+            env,
+        )
+        ref.wait_ready()
+        since = len(launch.log.read_text())
+
+        def enough():
+            run.check_alive(launch)
+            got = [a for a in _answers(launch, since) if a["node"] == "launched_async"]
+            return len(got) >= 3 and got
+
+        try:
+            answers = wait_for("3 answers of the launched async example", enough, 60)
+        except pytest.fail.Exception:
+            lines = launch.log.read_text().splitlines()
+            pytest.fail("\n".join(x for x in lines if not x.startswith("[frame_dumper-")))
+        names = ["launched_async", "launched_dumper"]
+        result = ref.ask(_request(answers, ["tf_shm_bridge", *names], ["tf_shm_bridge"]))
+    finally:
+        ref.close()
+    _assert_unsubscribed(result, names, ["tf_shm_bridge"])
+    _assert_tf2_answers(answers, result)
+    _stop(run, [launch])
+    dumper = [
+        line.split("] ", 1)[1]
+        for line in launch.log.read_text().splitlines()
+        if line.startswith("[frame_dumper-")
+    ]
+    frames = _frames("\n".join(dumper))
+    assert frames == EXAMPLE_FRAMES, frames
 
 
 def test_hooked_node_started_before_the_bridge(run, venvs):
