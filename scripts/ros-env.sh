@@ -9,6 +9,7 @@
 #   eval "$(scripts/ros-env.sh env)"     load the environment into this shell
 #   scripts/ros-env.sh run CMD...        run CMD in the environment
 #   scripts/ros-env.sh freeze            pip freeze of the venv (to refresh ros/constraints.txt)
+#   scripts/ros-env.sh stamp             the stamp setup compares (its inputs' hash)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -262,5 +263,6 @@ case ${1:-} in
     echo "# pip constraints for scripts/ros-env.sh: \`pip freeze\` of a working venv (Debian 12, Python 3.11)."
     echo "# Regenerate: scripts/ros-env.sh freeze > ros/constraints.txt"
     "$VENV/bin/pip" freeze --all --disable-pip-version-check ;;
-  *) die "usage: $0 setup | env | run CMD... | freeze" ;;
+  stamp) stamp "$(jazzy_origin)" ;;
+  *) die "usage: $0 setup | env | run CMD... | freeze | stamp" ;;
 esac
