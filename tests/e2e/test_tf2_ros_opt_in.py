@@ -76,7 +76,19 @@ def venvs():
     broken, broken_site = _make_venv(top / "broken", wheels[-1])
     for so in (broken_site / "tf_shm").glob("_native*.so"):
         so.write_bytes(b"not a shared object\n")
-    yield {"good": str(good), "broken": str(broken), "site": site}
+    plain = subprocess.run(
+        [str(good), "-c", DESCRIBE + "import tf2_ros\nprint(json.dumps(describe()))"],
+        env=_env(os.environ, None),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    yield {
+        "good": str(good),
+        "broken": str(broken),
+        "site": site,
+        "plain_tf2_ros": json.loads(plain.stdout),  # what describe() says without the hook
+    }
     shutil.rmtree(top, ignore_errors=True)
 
 
@@ -153,11 +165,7 @@ print(json.dumps({"got": got, "tf2_ros": describe(),
     )
     hooked = json.loads(_python(venvs["good"], code, "1").stdout)
     assert hooked["got"] == {n: True for n in FORMS[form]}, hooked["got"]
-    plain = json.loads(
-        _python(
-            venvs["good"], DESCRIBE + "import tf2_ros\nprint(json.dumps(describe()))", None
-        ).stdout
-    )
+    plain = venvs["plain_tf2_ros"]
     # Every other name of every tf2_ros module is tf2_ros's own; only these are tf_shm's.
     for mod, desc in plain.items():
         h = hooked["tf2_ros"][mod]
@@ -464,10 +472,14 @@ def ament_prefix(venvs, tmp_path):
     return prefix
 
 
-def test_launch_file_switches_a_robots_launch_file_with_one_argument(run, venvs, ament_prefix):
+@pytest.mark.parametrize("listeners_after", ["0.0", "3.0"])
+def test_launch_file_switches_a_robots_launch_file_with_one_argument(
+    run, venvs, ament_prefix, listeners_after
+):
     """ros2 launch tf_shm_bridge tf2_ros_on_tf_shm.launch.py launch_file:=<a launch file that
     knows nothing of tf_shm>: its tf2_ros listeners read the bridge's arena, hold no
-    subscription, and answer as tf2 does."""
+    subscription, and answer as tf2 does; started with everything else, or later by a
+    TimerAction."""
     env = _env(run.env, None)
     env["AMENT_PREFIX_PATH"] = os.pathsep.join([str(ament_prefix), env["AMENT_PREFIX_PATH"]])
     xml = ROOT / "tests" / "e2e" / "tf2_ros_examples.launch.xml"
@@ -482,6 +494,7 @@ def test_launch_file_switches_a_robots_launch_file_with_one_argument(run, venvs,
                 "tf_shm_bridge",
                 "tf2_ros_on_tf_shm.launch.py",
                 f"launch_file:={xml}",
+                f"listeners_after:={listeners_after}",
             ],
             env,
         )
@@ -514,16 +527,32 @@ def test_launch_file_switches_a_robots_launch_file_with_one_argument(run, venvs,
     assert frames == EXAMPLE_FRAMES, frames
 
 
-def test_hooked_node_started_before_the_bridge(run, venvs):
-    """The node starts first; the bridge and the broadcasters 2 s later (within the Buffer's
-    default 5 s open_timeout)."""
-    node = _example(run, venvs, "blocking_waits_for_transform", "early_blocking", "1")
-    time.sleep(2)
+def test_hooked_nodes_started_before_the_bridge(run, venvs):
+    """The nodes start well before the bridge and the broadcasters (more than 7 s: longer than
+    the 5 s a Buffer once waited for a bridge): as tf2_ros's, their buffers are empty until then
+    (the blocking example's 5 s waits end in "transform not ready", nothing crashes), then they
+    answer; the async example's coroutine, waiting from the start, is resumed when the
+    transform comes."""
+    nodes = [
+        _example(run, venvs, "blocking_waits_for_transform", "early_blocking", "1"),
+        _example(run, venvs, "async_waits_for_transform", "early_async", "1"),
+    ]
+    time.sleep(7)
+    wait_for(
+        "the blocking example's first wait to end empty",
+        lambda: run.check_alive(*nodes) or "transform not ready" in nodes[0].log.read_text(),
+        20,
+        run,
+    )
+    assert not _answers(nodes[1]), run.logs()
     run.bridge()
     _broadcasters(run, venvs)
     wait_for(
-        "the early node's first transform",
-        lambda: run.check_alive(node) or "Got transform" in node.log.read_text(),
+        "the early nodes' first transforms",
+        lambda: (
+            run.check_alive(*nodes)
+            or ("Got transform" in nodes[0].log.read_text() and _answers(nodes[1]))
+        ),
         40,
         run,
     )
