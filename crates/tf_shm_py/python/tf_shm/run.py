@@ -8,7 +8,9 @@ installs where it is not (``pip install --target``, ``PYTHONPATH``)::
 The program runs as ``__main__`` with ``sys.argv`` = its path or module name and its arguments
 (as ``python3 my_node.py args`` would); ``TF_SHM_TF2_ROS=1`` is set for the processes it starts.
 What is replaced and what stays tf2_ros's own: the module ``_tf_shm_tf2_ros``. Exit status 2
-and a usage line when no program is given.
+and a usage line when no program is given. Unlike the ``.pth`` hook, which falls back to
+tf2_ros's own listener, this fails with tf_shm's ImportError when tf_shm cannot be loaded: it
+is the tf_shm package itself that runs the program.
 """
 
 import os
