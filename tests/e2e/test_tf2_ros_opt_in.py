@@ -67,7 +67,8 @@ def _make_venv(path, wheel):
 
 @pytest.fixture(scope="module")
 def venvs():
-    """{"good": python, "broken": python (tf_shm's native module overwritten), "site": dir}."""
+    """{"good": python, "broken": python (tf_shm's native module overwritten), "site": dir,
+    "plain_tf2_ros": the description of tf2_ros in "good" without the variable}."""
     wheels = sorted((ROOT / "target" / "wheels").glob("tf_shm-*.whl"))
     assert wheels, (
         "no tf_shm wheel in target/wheels: run scripts/py-wheel.sh (as scripts/test.sh does)"
