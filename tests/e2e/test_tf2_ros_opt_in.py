@@ -15,7 +15,7 @@ name, as in a Python without tf_shm; its sources' hashes unchanged); the hooked 
 does (tf2 at the same stamps, to 1e-9) and hold no /tf or /tf_static subscription (rclpy's graph
 API); a node started before the bridge; a tf_shm that cannot load (a broken native module) gives
 one warning and tf2_ros's own listener; the launch file under the real `ros2 launch`. Cost:
-~110 s on 2 shared cores (DDS discovery, the examples' 1 Hz timers, ~1 s per fresh interpreter).
+~100 s on 2 shared cores (DDS discovery, the examples' 1 Hz timers, ~1 s per fresh interpreter).
 """
 
 import hashlib
@@ -474,14 +474,14 @@ def ament_prefix(venvs, tmp_path):
     return prefix
 
 
-@pytest.mark.parametrize("listeners_after", ["0.0", "3.0"])
+@pytest.mark.parametrize(("listeners_after", "opt_in"), [("0.0", "1"), ("3.0", "1"), ("0.0", "0")])
 def test_launch_file_switches_a_robots_launch_file_with_one_argument(
-    run, venvs, ament_prefix, listeners_after
+    run, venvs, ament_prefix, listeners_after, opt_in
 ):
     """ros2 launch tf_shm_bridge tf2_ros_on_tf_shm.launch.py launch_file:=<a launch file that
     knows nothing of tf_shm>: its tf2_ros listeners read the bridge's arena, hold no
     subscription, and answer as tf2 does; started with everything else, or later by a
-    TimerAction."""
+    TimerAction. With tf2_ros_on_tf_shm:=0 they are tf2_ros's own again (and subscribe)."""
     env = _env(run.env, None)
     env["AMENT_PREFIX_PATH"] = os.pathsep.join([str(ament_prefix), env["AMENT_PREFIX_PATH"]])
     xml = ROOT / "tests" / "e2e" / "tf2_ros_examples.launch.xml"
@@ -497,6 +497,7 @@ def test_launch_file_switches_a_robots_launch_file_with_one_argument(
                 "tf2_ros_on_tf_shm.launch.py",
                 f"launch_file:={xml}",
                 f"listeners_after:={listeners_after}",
+                f"tf2_ros_on_tf_shm:={opt_in}",
             ],
             env,
         )
@@ -514,10 +515,13 @@ def test_launch_file_switches_a_robots_launch_file_with_one_argument(
             lines = launch.log.read_text().splitlines()
             pytest.fail("\n".join(x for x in lines if not x.startswith("[frame_dumper-")))
         names = ["launched_async", "launched_dumper"]
-        result = ref.ask(_request(answers, ["tf_shm_bridge", *names], ["tf_shm_bridge"]))
+        hooked, subscribed = (names, []) if opt_in == "1" else ([], names)
+        result = ref.ask(
+            _request(answers, ["tf_shm_bridge", *names], ["tf_shm_bridge", *subscribed])
+        )
     finally:
         ref.close()
-    _assert_unsubscribed(result, names, ["tf_shm_bridge"])
+    _assert_unsubscribed(result, hooked, ["tf_shm_bridge", *subscribed])
     _assert_tf2_answers(answers, result)
     _stop(run, [launch])
     dumper = [
