@@ -211,7 +211,9 @@ def arena_buffer(tmp_path, monkeypatch, tf_shm_package):
 
 
 def test_transform_of_geometry_msgs_types(arena_buffer):
-    """Buffer.transform gives what tf2_geometry_msgs gives: T_map_odom = 1 m along x, yaw 90°."""
+    """Buffer.transform gives what tf2_geometry_msgs gives: T_map_odom = 1 m along x, yaw 90°.
+    As with tf2_ros, the node imports tf2_geometry_msgs, which registers these types."""
+    import tf2_geometry_msgs  # noqa: F401
     from geometry_msgs.msg import (
         PointStamped,
         PoseStamped,
