@@ -165,6 +165,7 @@ fn bag_without_tf_lists_its_topics() {
     let other = Topics {
         tf: "/robot/tf".into(),
         tf_static: "/robot/tf_static".into(),
+        clock: None,
     };
     let e = tf_shm_bag::load_with(&support::bag("pr2_zstd.mcap"), &other, None)
         .err()
@@ -219,8 +220,10 @@ fn replay_span_and_pacing() {
     };
     let stop = AtomicBool::new(false);
     let mut seen = Vec::new();
-    let end = replay(&bag, &mut w, &mut feed, &opts, &stop, |p| {
-        seen.push(p.bag_time_ns)
+    let end = replay(&bag, &mut w, &mut feed, &opts, &stop, |e| {
+        if let tf_shm_bag::Event::Message(p) = e {
+            seen.push(p.bag_time_ns)
+        }
     })
     .unwrap();
     assert!(!end.stopped && end.loops == 1);
