@@ -156,17 +156,19 @@ pub fn replay(
         for rec in BagReader::open(&bag.path, &bag.topics)? {
             let rec = rec?;
             let log_time = rec.log_time();
+            // The clock a pass starts with may come before its first /tf message.
+            let early_clock = matches!(rec, BagRecord::Clock(_)) && opts.start_ns == 0;
             // Not `break` past the end: a file is in write order, which a recorder may not
             // have kept strictly sorted by receive time.
             if matches!(&rec, BagRecord::Tf(t) if t.is_static)
-                || log_time < begin
+                || (log_time < begin && !early_clock)
                 || log_time > finish
             {
                 continue;
             }
             if let Some(rate) = opts.rate {
-                let due =
-                    pass_start + Duration::from_secs_f64((log_time - begin) as f64 / 1e9 / rate);
+                let ahead = log_time.saturating_sub(begin);
+                let due = pass_start + Duration::from_secs_f64(ahead as f64 / 1e9 / rate);
                 loop {
                     if stop.load(Ordering::Relaxed) {
                         end.stopped = true;
@@ -203,7 +205,7 @@ pub fn replay(
                     end.messages += 1;
                     on_event(&Event::Message(&Progress {
                         bag_time_ns: log_time,
-                        fraction: (log_time - begin) as f64 / span,
+                        fraction: log_time.saturating_sub(begin) as f64 / span,
                         transforms: end.transforms,
                         loops: end.loops,
                     }));

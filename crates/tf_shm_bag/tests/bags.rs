@@ -251,3 +251,65 @@ fn replay_span_and_pacing() {
     let end = replay(&bag, &mut w2, &mut feed, &opts, &stop, |_| {}).unwrap();
     assert!(end.stopped && end.messages == 0);
 }
+
+fn compare_cases(view: &tf_shm::ArenaView, file: &str) -> usize {
+    let cases = support::cases_of(file);
+    let diffs: Vec<String> = cases
+        .iter()
+        .filter_map(|c| support::check(c, view.lookup_transform(&c.target, &c.source, c.time)))
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "{file}: {} of {} lookups differ from tf2, e.g.\n{}",
+        diffs.len(),
+        cases.len(),
+        diffs[..diffs.len().min(10)].join("\n")
+    );
+    cases.len()
+}
+
+/// A simulation reset in the bag (/clock and the /tf stamps start over, /tf_static re-sent):
+/// loaded as a `use_sim_time` tf2_ros node holds it after `ros2 bag play`, cleared at the
+/// backward clock jump, so lookups (time 0 included) answer the second pass as tf2 does.
+#[test]
+fn reset_bag_is_cleared_at_the_clock_jump() {
+    let b = load(&support::bag("reset.mcap")).unwrap();
+    assert_eq!(b.clock_clears, 1);
+    assert_eq!(b.info.clock_jumps.len(), 1);
+    assert!(b.info.clock_messages > 200, "{}", b.info.clock_messages);
+    assert_eq!(
+        b.info.static_messages.len(),
+        2,
+        "/tf_static sent again at the reset"
+    );
+    assert_eq!(
+        (b.counts.refused, b.counts.duplicates),
+        (0, 0),
+        "{:?}",
+        b.refusals
+    );
+    assert!(compare_cases(&b.view, "expect_reset.json") >= 2000);
+
+    // Without the clock, the second pass lands in the first one's history: time 0 still
+    // answers the first pass's last stamp (what tf_shm replay did before following /clock).
+    let topics = Topics {
+        clock: None,
+        ..Topics::default()
+    };
+    let ignored = tf_shm_bag::load_with(&support::bag("reset.mcap"), &topics, None).unwrap();
+    assert_eq!((ignored.clock_clears, ignored.info.clock_messages), (0, 0));
+    let newest = ignored.info.stamp_range.unwrap().1;
+    let t = ignored
+        .view
+        .lookup_transform("odom", "base_footprint", 0)
+        .unwrap();
+    assert_eq!(t.stamp, newest);
+    let t = b
+        .view
+        .lookup_transform("odom", "base_footprint", 0)
+        .unwrap();
+    assert!(t.stamp < newest - 400_000_000, "{} vs {newest}", t.stamp);
+    // No clock to follow: the scan lists where each frame's stamps went back.
+    let steps = &ignored.info.stamp_steps;
+    assert!(!steps.is_empty() && steps.iter().all(|s| s.from - s.to >= 1_400_000_000));
+}

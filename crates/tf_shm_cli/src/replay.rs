@@ -92,6 +92,9 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     stop
 }
 
+/// Refusal texts printed after the summary (the counts per reason cover all of them).
+const SHOWN_REFUSALS: usize = 3;
+
 fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
@@ -373,8 +376,9 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
         for (k, n) in &c.refused_by {
             eprintln!("tf_shm replay: {n} refused {k}: {}", feed::reason_text(k));
         }
-        for r in &feed.refusals {
-            eprintln!("tf_shm replay: refused: {r}");
+        // A few examples in tf2's words (one line each); --json lists the first 20.
+        for r in feed.refusals.iter().take(SHOWN_REFUSALS) {
+            eprintln!("tf_shm replay: refused: {}", r.replace('\n', " "));
         }
     }
     if a.hold && !end.stopped {
