@@ -28,6 +28,7 @@ pub mod msg;
 pub mod read;
 pub mod record;
 pub mod replay;
+pub mod rosbag2_meta;
 pub mod scan;
 pub mod write;
 

@@ -267,11 +267,20 @@ fn record_then_replay_gives_the_same_transforms() {
         }
     }
 
-    // The reference reader takes the file: ros2 profile, the TFMessage schema, indexed.
+    // The reference reader takes the file: ros2 profile, the TFMessage schema, indexed, and
+    // rosbag2 Jazzy's metadata (version 9: QoS policies by name) per channel and in the
+    // `rosbag2` metadata record.
     let check = r#"
-import sys
+import sys, yaml
 from mcap.reader import make_reader
 from mcap_ros2.reader import read_ros2_messages
+INF = {"sec": 9223372036, "nsec": 854775807}
+def qos(durability):
+    return [{"history": "unknown", "depth": 0, "reliability": "reliable", "durability": durability,
+             "deadline": INF, "lifespan": INF, "liveliness": "automatic",
+             "liveliness_lease_duration": INF, "avoid_ros_namespace_conventions": False}]
+HASH = "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087"
+want_qos = {"/tf": qos("volatile"), "/tf_static": qos("transient_local")}
 with open(sys.argv[1], "rb") as f:
     r = make_reader(f)
     h = r.get_header()
@@ -279,9 +288,34 @@ with open(sys.argv[1], "rb") as f:
     assert h.profile == "ros2", h.profile
     assert s is not None and s.chunk_indexes, "no summary or chunk index"
     names = {(c.topic, s.schemas[c.schema_id].name, s.schemas[c.schema_id].encoding, c.message_encoding) for c in s.channels.values()}
+    for c in s.channels.values():
+        assert yaml.safe_load(c.metadata["offered_qos_profiles"]) == want_qos[c.topic], c.metadata
+        assert c.metadata["topic_type_hash"] == HASH, c.metadata
+    records = [m for m in r.iter_metadata() if m.name == "rosbag2"]
+    assert len(records) == 1, records
+    meta = yaml.safe_load(records[0].metadata["serialized_metadata"])
 n = {"/tf": 0, "/tf_static": 0}
+msgs = {"/tf": 0, "/tf_static": 0}
+times = []
 for m in read_ros2_messages(sys.argv[1]):
     n[m.channel.topic] += len(m.ros_msg.transforms)
+    msgs[m.channel.topic] += 1
+    times.append(m.log_time_ns)
+assert meta["version"] == 9 and meta["storage_identifier"] == "mcap", meta
+assert meta["ros_distro"] == "jazzy" and meta["custom_data"] is None, meta
+assert meta["message_count"] == sum(msgs.values()), meta
+assert meta["starting_time"]["nanoseconds_since_epoch"] == min(times), meta
+assert meta["duration"]["nanoseconds"] == max(times) - min(times), meta
+file = sys.argv[1].rsplit("/", 1)[-1]
+assert meta["relative_file_paths"] == [file] and meta["files"][0]["path"] == file, meta
+assert meta["files"][0]["message_count"] == meta["message_count"], meta
+for t in meta["topics_with_message_count"]:
+    tm = t["topic_metadata"]
+    assert t["message_count"] == msgs[tm["name"]], t
+    assert tm["type"] == "tf2_msgs/msg/TFMessage" and tm["serialization_format"] == "cdr", tm
+    assert tm["offered_qos_profiles"] == want_qos[tm["name"]], tm
+    assert tm["type_description_hash"] == HASH, tm
+assert sorted(t["topic_metadata"]["name"] for t in meta["topics_with_message_count"]) == ["/tf", "/tf_static"]
 print(sorted(names), n["/tf"], n["/tf_static"])
 "#;
     let py = support::run_python(&["-c".as_ref(), check.as_ref(), out.as_os_str()]);
