@@ -83,7 +83,7 @@ pub fn scan(path: &Path, topics: &Topics) -> Result<BagInfo, BagError> {
     let mut reader = BagReader::open(path, topics)?;
     let mut info = BagInfo::default();
     let mut clock: Option<i64> = None;
-    let mut previous: HashMap<String, i64> = HashMap::new();
+    let mut frames: HashMap<String, (u64, i64)> = HashMap::new();
     for rec in reader.by_ref() {
         let rec = match rec? {
             BagRecord::Tf(t) => t,
@@ -120,14 +120,10 @@ pub fn scan(path: &Path, topics: &Topics) -> Result<BagInfo, BagError> {
             let (lo, hi) = info.stamp_range.get_or_insert((s, s));
             *lo = (*lo).min(s);
             *hi = (*hi).max(s);
-            match info.per_frame.get_mut(t.child_frame_id.as_str()) {
-                Some(n) => *n += 1,
-                None => {
-                    info.per_frame.insert(t.child_frame_id.clone(), 1);
-                }
-            }
-            match previous.get_mut(t.child_frame_id.as_str()) {
-                Some(p) => {
+            // One lookup per transform: (count, previous stamp) by child frame.
+            match frames.get_mut(t.child_frame_id.as_str()) {
+                Some((n, p)) => {
+                    *n += 1;
                     if p.saturating_sub(s) >= STAMP_STEP_MIN_NS {
                         info.stamp_steps_total += 1;
                         if info.stamp_steps.len() < KEPT_EVENTS {
@@ -142,11 +138,12 @@ pub fn scan(path: &Path, topics: &Topics) -> Result<BagInfo, BagError> {
                     *p = s;
                 }
                 None => {
-                    previous.insert(t.child_frame_id.clone(), s);
+                    frames.insert(t.child_frame_id.clone(), (1, s));
                 }
             }
         }
     }
+    info.per_frame = frames.into_iter().map(|(f, (n, _))| (f, n)).collect();
     info.topics = reader.topics();
     info.file_bytes = reader.bytes_read();
     if reader.tf_messages() == 0 {
