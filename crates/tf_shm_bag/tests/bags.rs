@@ -313,3 +313,75 @@ fn reset_bag_is_cleared_at_the_clock_jump() {
     let steps = &ignored.info.stamp_steps;
     assert!(!steps.is_empty() && steps.iter().all(|s| s.from - s.to >= 1_400_000_000));
 }
+
+/// A clock topic with another schema is refused like a TF topic with one, naming what it must
+/// be; the same bag read without its clock loads.
+#[test]
+fn clock_with_another_schema_is_named_and_can_be_ignored() {
+    use std::collections::BTreeMap;
+    let path = support::bags().join("wrong_clock.mcap");
+    {
+        let mut w = mcap::WriteOptions::new()
+            .profile("ros2")
+            .create(std::io::BufWriter::new(
+                std::fs::File::create(&path).unwrap(),
+            ))
+            .unwrap();
+        let tf = w
+            .add_schema(
+                tf_shm_bag::msg::SCHEMA_NAME,
+                "ros2msg",
+                tf_shm_bag::msg::SCHEMA_TEXT.as_bytes(),
+            )
+            .unwrap();
+        let float = w
+            .add_schema("std_msgs/msg/Float64", "ros2msg", b"float64 data\n")
+            .unwrap();
+        let tf = w.add_channel(tf, "/tf", "cdr", &BTreeMap::new()).unwrap();
+        let clock = w
+            .add_channel(float, "/clock", "cdr", &BTreeMap::new())
+            .unwrap();
+        let msg = tf_shm_bag::msg::TfMessage {
+            transforms: vec![tf_shm_bag::msg::TransformStamped {
+                header: tf_shm_bag::msg::Header {
+                    stamp: tf_shm_bag::msg::Time { sec: 5, nanosec: 0 },
+                    frame_id: "map".into(),
+                },
+                child_frame_id: "base".into(),
+                transform: tf_shm_bag::msg::Transform {
+                    rotation: tf_shm_bag::msg::Quaternion {
+                        w: 1.0,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            }],
+        };
+        let header = |channel_id, t| mcap::records::MessageHeader {
+            channel_id,
+            sequence: 0,
+            log_time: t,
+            publish_time: t,
+        };
+        w.write_to_known_channel(&header(clock, 1), &[0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            .unwrap();
+        w.write_to_known_channel(&header(tf, 2), &tf_shm_bag::msg::encode(&msg))
+            .unwrap();
+        w.finish().unwrap();
+    }
+    let e = load_err(&path);
+    let text = e.to_string();
+    assert!(matches!(e, BagError::WrongSchema { .. }), "{text}");
+    assert_eq!(e.topic(), Some("/clock"));
+    assert!(
+        text.contains("std_msgs/msg/Float64") && text.contains("expected rosgraph_msgs/msg/Clock"),
+        "{text}"
+    );
+    let topics = Topics {
+        clock: None,
+        ..Topics::default()
+    };
+    let b = tf_shm_bag::load_with(&path, &topics, None).unwrap();
+    assert_eq!(b.counts.stored, 1);
+    assert_eq!(b.info.clock_messages, 0);
+}

@@ -132,9 +132,10 @@ fn stamp_jump_warning(a: &ReplayArgs, info: &BagInfo, cache_time_ns: i64) -> Opt
         )
     };
     Some(format!(
-        "the /tf stamps jump back by {:.3} s at bag time {:.3} s (frame {}{}), more than the \
+        "the {} stamps jump back by {:.3} s at bag time {:.3} s (frame {}{}), more than the \
          {} s cache time, and {why}: what follows is refused as TF_OLD_DATA or stored behind \
          the older history; --start {:.3} replays from there",
+        a.tf_topic,
         secs_i(first.from - first.to),
         secs(first.log_time),
         first.frame,
@@ -151,12 +152,13 @@ fn stamp_jump_warning(a: &ReplayArgs, info: &BagInfo, cache_time_ns: i64) -> Opt
 /// A bag error, with the way around it when the bag's clock is what is wrong.
 fn bag_error_text(e: &BagError, topics: &Topics) -> String {
     match e.topic() {
-        Some(t) if Some(t) == topics.clock.as_deref() && !matches!(e, BagError::NoTf { .. }) => {
+        Some(t) if Some(t) == topics.clock.as_deref() => {
             format!("{e} (--ignore-clock replays the bag without it)")
         }
         _ => e.to_string(),
     }
 }
+
 /// Runs `tf_shm replay`; returns the exit status.
 pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
     let topics = Topics {
