@@ -33,6 +33,9 @@ struct Traffic {
     same_stamp_every: usize,
     /// Clear the arena after this many samples and send them all again (0: never).
     clear_after: usize,
+    /// Sleep 1 ms after every n samples (0: never), so the recorder polls between bursts
+    /// however loaded the machine is.
+    pause_every: usize,
 }
 
 /// The writer's samples in order, each with its key.
@@ -117,6 +120,9 @@ fn race(config: ArenaConfig, t: Traffic, name: &str) -> (Counted, Counted, u64) 
                     // Short bursts: the recorder's reads overlap writes many times.
                     if i % 64 == 0 {
                         std::thread::yield_now();
+                    }
+                    if t.pause_every > 0 && i % t.pause_every == 0 {
+                        std::thread::sleep(Duration::from_millis(1));
                     }
                 }
             }
@@ -215,6 +221,7 @@ fn fast_writer_in_order_nothing_missed() {
             out_of_order_every: 0,
             same_stamp_every: 0,
             clear_after: 0,
+            pause_every: 0,
         },
         "in_order",
     );
@@ -228,6 +235,7 @@ fn out_of_order_and_same_stamp_arrivals_are_recorded() {
             out_of_order_every: 7,
             same_stamp_every: 11,
             clear_after: 0,
+            pause_every: 0,
         },
         "out_of_order",
     );
@@ -249,6 +257,7 @@ fn dropped_history_is_counted_to_the_sample() {
         out_of_order_every: 7,
         same_stamp_every: 0,
         clear_after: 8_000,
+        pause_every: 1_000,
     };
     let (stored, in_file, missed) = race(config, t, "dropping");
     let extra = in_file.minus(&stored);
