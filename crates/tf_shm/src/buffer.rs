@@ -32,8 +32,13 @@ use crate::view::{ArenaView, FramePair};
 /// raced with its going to sleep (the swap's wake-up ends every sleep that began before it).
 const SWAP_RECHECK: Duration = Duration::from_millis(200);
 
-/// A consumer's read-only handle on an arena; made by [`crate::open`] or
-/// [`Join::open`](crate::rendezvous::Join::open). `Send + Sync`: share it with an `Arc`.
+/// A consumer's read-only handle on an arena. `Send + Sync`: share it with an `Arc`.
+///
+/// Made by [`crate::open`] / [`Join::open`](crate::rendezvous::Join::open) (fails with
+/// [`JoinError::NotServing`] when no bridge serves: for tools), by
+/// [`Join::await_open`](crate::rendezvous::Join::await_open) (waits for a bridge, bounded), or
+/// by [`Join::open_or_empty`](crate::rendezvous::Join::open_or_empty) (never waits: an empty
+/// tf2 buffer until a bridge serves, as a tf2_ros `Buffer` is until data comes: for nodes).
 pub struct Buffer {
     shared: Arc<Follower>,
     monitor: Option<JoinHandle<()>>,
@@ -71,7 +76,16 @@ impl Buffer {
         self.view_guard().view.identity()
     }
 
-    /// Our participant slot in the current arena.
+    /// Whether this buffer has joined an owner's arena: always for [`crate::open`],
+    /// [`Join::open`](crate::Join::open) and [`Join::await_open`](crate::Join::await_open);
+    /// for [`Join::open_or_empty`](crate::Join::open_or_empty), false until a bridge served
+    /// (until then it answers as an empty tf2 buffer). Stays true once joined, also while a
+    /// restarted bridge is awaited.
+    pub fn joined(&self) -> bool {
+        self.view_guard().att.is_joined()
+    }
+
+    /// Our participant slot in the current arena; `u32::MAX` before the buffer [joined](Buffer::joined).
     pub fn slot(&self) -> u32 {
         self.view_guard().att.slot
     }
@@ -429,6 +443,16 @@ impl FrameStore for BufferStore {
     #[inline]
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
         on_store!(self, s => s.link_at(id, time, interpolate))
+    }
+    #[inline]
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        cache_time_ns: i64,
+    ) -> Result<LinkAt, ArenaError> {
+        on_store!(self, s => s.link_at_within(id, time, interpolate, cache_time_ns))
     }
     #[inline]
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {

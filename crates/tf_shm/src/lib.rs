@@ -29,6 +29,7 @@
 
 pub mod arena;
 mod buffer;
+pub mod cache_limit;
 pub mod error;
 pub mod fast_path;
 pub mod handover_store;
@@ -52,6 +53,7 @@ mod writer;
 
 pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, SharedArena};
 pub use buffer::{Buffer, BufferStore};
+pub use cache_limit::CacheLimited;
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
 pub use queries::BufferCore;
 pub use rendezvous::{Join, JoinError, LocationError, Owner, Serve, ServeError};

@@ -94,6 +94,18 @@ pub trait FrameStore {
     ) -> Result<TransformStamped<'a>, TransformError> {
         crate::walk::lookup_transform(self, target, source, time)
     }
+    /// [`FrameStore::link_at`] as a tf2 cache of `cache_time_ns` holds the frame's history
+    /// (see [`crate::cache_limit`]); the default ignores the limit (a store without its own
+    /// history rings, e.g. the handover store of a restart).
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        _cache_time_ns: i64,
+    ) -> Result<LinkAt, ArenaError> {
+        self.link_at(id, time, interpolate)
+    }
     /// tf2's `getData` for `id` at `time` ≠ 0 as the walk composes lookups: [`FrameStore::link_at`]
     /// with interpolation, unless the store has a faster read whose interpolation equals tf2's
     /// up to rounding (an arena view: a series slerp between close rotations, in one attempt

@@ -619,6 +619,27 @@ impl FrameStore for ArenaView {
         self.link_read(id, time, read)
     }
 
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        cache_time_ns: i64,
+    ) -> Result<LinkAt, ArenaError> {
+        let rec = self.record(id)?;
+        if rec.kind.load(Ordering::Acquire) != KIND_DYNAMIC || time == 0 {
+            return self.link_at(id, time, interpolate);
+        }
+        let read = |h: &ring::Snapshot<'_>| {
+            crate::cache_limit::get_data_within(h, time, interpolate, cache_time_ns)
+        };
+        match self.with_history(id, rec, read)? {
+            None => Ok(LinkAt::Failed(CacheError::NoData { time })),
+            Some(Ok(s)) => Ok(LinkAt::Sample(self.check_parent(s)?)),
+            Some(Err(e)) => Ok(LinkAt::Failed(e)),
+        }
+    }
+
     #[inline(always)]
     fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
         if time != 0 {

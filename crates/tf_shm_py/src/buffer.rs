@@ -6,11 +6,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
-use tf_shm::{Buffer, FramePair, Join, Transform, TransformError};
+use tf_shm::{Buffer, BufferCore, FramePair, Join, Transform, TransformError};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
@@ -71,21 +70,52 @@ type PairCache = (usize, HashMap<(isize, isize), Vec<PairEntry>>);
 pub struct NativeBuffer {
     inner: Buffer,
     pairs: Mutex<PairCache>,
+    /// tf2's cache time asked for, ns, when one was.
+    cache_time: Option<i64>,
+}
+
+/// `$body` with `$b` bound to what answers: the buffer, or, when a cache time shorter than
+/// the arena's was asked for, the buffer's store as a tf2 buffer of that cache time
+/// (`tf_shm::CacheLimited`).
+macro_rules! answer {
+    ($self:ident, $b:ident => $body:expr) => {
+        match $self.cache_time {
+            Some(ns) if ns < $self.inner.get_cache_length() => $self.inner.with_store(|s| {
+                let $b = &tf_shm::CacheLimited::new(s, ns);
+                $body
+            }),
+            _ => {
+                let $b = &$self.inner;
+                $body
+            }
+        }
+    };
 }
 
 #[pymethods]
 impl NativeBuffer {
-    /// Opens the arena of `domain` (default `$ROS_DOMAIN_ID`, else 0) named `name` (default
-    /// the bridge's default), waiting up to `open_timeout` (ns or a duration) for a bridge to
-    /// serve it, with the GIL released. Raises `OpenError` with the engine's text.
+    /// A buffer on the arena of `domain` (default `$ROS_DOMAIN_ID`, else 0) named `name`
+    /// (default the bridge's default). With `open_timeout` None: at once, whether or not a
+    /// bridge serves (`Join::open_or_empty`: empty until one does, joined within ~20 ms of it
+    /// serving). With `open_timeout` (ns or a duration): waits up to that long for a bridge
+    /// (`Join::await_open`, GIL released) and raises `OpenError` if none serves. Raises
+    /// `OpenError` with the engine's text when the arena cannot be joined at all.
     #[new]
-    #[pyo3(signature = (domain=None, name=None, open_timeout=None))]
+    ///
+    /// `cache_time` (ns or a duration): tf2's cache time; shorter than the arena's, lookups
+    /// answer as a tf2 buffer of that cache time does (older data pruned).
+    #[pyo3(signature = (domain=None, name=None, open_timeout=None, cache_time=None))]
     fn new(
         py: Python<'_>,
         domain: Option<u32>,
         name: Option<String>,
         open_timeout: Option<&Bound<'_, PyAny>>,
+        cache_time: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<NativeBuffer> {
+        let cache_time = match cache_time {
+            Some(t) if !t.is_none() => Some(time::ns(t)?),
+            _ => None,
+        };
         let mut open = Join::new();
         if let Some(d) = domain {
             open = open.domain(d);
@@ -93,16 +123,28 @@ impl NativeBuffer {
         if let Some(n) = &name {
             open = open.name(n);
         }
-        let wait = wait_for(open_timeout)?;
+        let wait = match open_timeout {
+            Some(t) if !t.is_none() => Some(wait_for(Some(t))?.unwrap_or(Duration::ZERO)),
+            _ => None,
+        };
         let opened = py.detach(|| match wait {
+            Some(t) if t.is_zero() => open.open(),
             Some(t) => open.await_open(t),
-            None => open.open(),
+            None => open.open_or_empty(),
         });
         let inner = opened.map_err(|e| OpenError::new_err(e.to_string()))?;
         Ok(NativeBuffer {
             inner,
             pairs: Mutex::new((0, HashMap::new())),
+            cache_time,
         })
+    }
+
+    /// Whether the buffer has joined a bridge's arena (false while it waits for the first
+    /// bridge and answers as an empty tf2 buffer).
+    #[getter]
+    fn joined(&self) -> bool {
+        self.inner.joined()
     }
 
     /// tf2's cache time of the arena, ns.
@@ -149,10 +191,10 @@ impl NativeBuffer {
                     .can_transform_timeout(&target_frame, &source_frame, t, w)
             });
         }
-        match self.inner.lookup_transform(&target_frame, &source_frame, t) {
-            Ok(r) => Ok(flat(r.stamp, &r.transform)),
-            Err(e) => Err(transform_error(py, e)),
-        }
+        let r = answer!(self, b => b
+            .lookup_transform(&target_frame, &source_frame, t)
+            .map(|r| flat(r.stamp, &r.transform)));
+        r.map_err(|e| transform_error(py, e))
     }
 
     /// The hot-loop lookup: as `lookup_transform` without a timeout, through a cached
@@ -165,6 +207,20 @@ impl NativeBuffer {
         time: &Bound<'_, PyAny>,
     ) -> PyResult<Flat> {
         let t = time::ns(time)?;
+        if let Some(ns) = self
+            .cache_time
+            .filter(|&ns| ns < self.inner.get_cache_length())
+        {
+            let (target, source) = (target_frame.to_cow()?, source_frame.to_cow()?);
+            return self
+                .inner
+                .with_store(|s| {
+                    tf_shm::CacheLimited::new(s, ns)
+                        .lookup_transform(&target, &source, t)
+                        .map(|r| flat(r.stamp, &r.transform))
+                })
+                .map_err(|e| transform_error(py, e));
+        }
         let key = (target_frame.hash()?, source_frame.hash()?);
         let mut guard = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
         let (count, pairs) = &mut *guard;
@@ -216,9 +272,9 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Flat> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
-        let r = match wait_for(timeout)? {
-            Some(w) => py.detach(|| {
-                self.inner.lookup_transform_full_timeout(
+        if let Some(w) = wait_for(timeout)? {
+            let _ = py.detach(|| {
+                self.inner.can_transform_full_timeout(
                     &target_frame,
                     tt,
                     &source_frame,
@@ -226,16 +282,12 @@ impl NativeBuffer {
                     &fixed_frame,
                     w,
                 )
-            }),
-            None => {
-                self.inner
-                    .lookup_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
-            }
-        };
-        match r {
-            Ok(r) => Ok(flat(r.stamp, &r.transform)),
-            Err(e) => Err(transform_error(py, e)),
+            });
         }
+        let r = answer!(self, b => b
+            .lookup_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+            .map(|r| flat(r.stamp, &r.transform)));
+        r.map_err(|e| transform_error(py, e))
     }
 
     /// tf2_py's `can_transform_core`: `(True, "")` or `(False, tf2's error text)`, after
@@ -250,13 +302,15 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(bool, String)> {
         let t = time::ns(time)?;
-        Ok(verdict(match wait_for(timeout)? {
-            Some(w) => py.detach(|| {
+        if let Some(w) = wait_for(timeout)? {
+            let _ = py.detach(|| {
                 self.inner
                     .can_transform_timeout(&target_frame, &source_frame, t, w)
-            }),
-            None => self.inner.can_transform(&target_frame, &source_frame, t),
-        }))
+            });
+        }
+        Ok(verdict(
+            answer!(self, b => b.can_transform(&target_frame, &source_frame, t)),
+        ))
     }
 
     /// tf2_py's `can_transform_full_core`, after waiting up to `timeout` (GIL released).
@@ -273,8 +327,8 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(bool, String)> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
-        Ok(verdict(match wait_for(timeout)? {
-            Some(w) => py.detach(|| {
+        if let Some(w) = wait_for(timeout)? {
+            let _ = py.detach(|| {
                 self.inner.can_transform_full_timeout(
                     &target_frame,
                     tt,
@@ -283,12 +337,15 @@ impl NativeBuffer {
                     &fixed_frame,
                     w,
                 )
-            }),
-            None => {
-                self.inner
-                    .can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
-            }
-        }))
+            });
+        }
+        Ok(verdict(answer!(self, b => b.can_transform_full(
+            &target_frame,
+            tt,
+            &source_frame,
+            st,
+            &fixed_frame
+        ))))
     }
 
     /// tf2's `getLatestCommonTime`, ns; raises what tf2_py raises (see
@@ -319,17 +376,17 @@ impl NativeBuffer {
             .map_err(|e| base_error(py, e.into()))
     }
 
-    /// Refuses a requested cache time longer than the arena keeps (ns).
-    fn check_cache_time(&self, requested_ns: i64) -> PyResult<()> {
-        let have = self.cache_time_ns();
-        if requested_ns > have {
-            return Err(PyValueError::new_err(format!(
-                "cache_time of {:.3} s asked for, but the arena keeps {:.3} s of history: set \
-                 the bridge's cache_time to at least that (the bridge owns the history)",
-                requested_ns as f64 / 1e9,
-                have as f64 / 1e9
-            )));
-        }
-        Ok(())
+    /// tf2's `_frameExists(name)`.
+    fn frame_exists(&self, py: Python<'_>, name: PyBackedStr) -> PyResult<bool> {
+        self.inner
+            .frame_exists(&name)
+            .map_err(|e| base_error(py, e.into()))
+    }
+
+    /// tf2's `_getFrameStrings()`: every known frame, in id order.
+    fn frame_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.inner
+            .get_all_frame_names()
+            .map_err(|e| base_error(py, e.into()))
     }
 }

@@ -7,6 +7,7 @@ import math
 import sys
 import threading
 import time
+import warnings
 
 import pytest
 import tf_shm
@@ -309,26 +310,133 @@ def test_a_shared_buffer_refuses_writes_and_clear(buffer):
         buffer.set_transform_static(object(), "me")
 
 
-def test_cache_time_is_checked_against_the_arena(arena):
-    assert tf_shm.Buffer(cache_time=10.0, open_timeout=0).cache_time_ns == 10 * NS
-    tf_shm.Buffer(cache_time=RclpyTime(5 * NS), open_timeout=0)
-    with pytest.raises(ValueError, match="arena keeps 10.000 s"):
-        tf_shm.Buffer(cache_time=30.0, open_timeout=0)
+def test_a_longer_cache_time_is_accepted_with_one_warning_naming_the_bridge_parameter(
+    arena, monkeypatch
+):
+    import tf_shm.buffer as tb
+
+    monkeypatch.setattr(tb, "_warned_cache_time", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tf_shm.Buffer(cache_time=10.0).cache_time_ns == 10 * NS
+        tf_shm.Buffer(cache_time=RclpyTime(5 * NS))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        b = tf_shm.Buffer(cache_time=30.0)
+        tf_shm.Buffer(cache_time=120.0)
+    assert len(w) == 1, "warned once"
+    assert w[0].category is RuntimeWarning
+    assert "parameter cache_time" in str(w[0].message)
+    assert "30.000 s asked for, but the bridge keeps 10.000 s" in str(w[0].message)
+    assert b.can_transform("map", "laser", 0) is False
 
 
-def test_no_bridge_is_a_clear_open_error(runtime_dir):
+def test_open_timeout_keeps_the_clear_no_bridge_error(runtime_dir):
     with pytest.raises(tf_shm.OpenError) as e:
         tf_shm.Buffer(open_timeout=0)
-    assert str(e.value)
+    assert "no bridge" in str(e.value) or "not serving" in str(e.value).lower()
+    start = time.monotonic()
+    with pytest.raises(tf_shm.OpenError):
+        tf_shm.Buffer(open_timeout=0.2)
+    assert time.monotonic() - start >= 0.15
+
+
+def test_a_buffer_made_before_the_bridge_is_empty_then_joins(runtime_dir):
+    from tf_shm._testing import Arena
+
+    b = tf_shm.Buffer()
+    assert b.joined is False
+    with pytest.raises(tf_shm.LookupException) as e:
+        b.lookup_transform("map", "laser", 0)
+    assert str(e.value) == '"map" passed to lookupTransform argument target_frame does not exist. '
+    assert b.can_transform("map", "laser", 0, return_debug_tuple=True) == (
+        False,
+        'Invalid frame ID "map" passed to canTransform argument target_frame - frame does not exist',
+    )
+    assert b._getFrameStrings() == []
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(b.lookup_transform("map", "laser", 0, 5.0)))
+    waiter.start()
+    time.sleep(0.1)
+    arena = Arena(runtime_dir)
+    try:
+        served = time.monotonic()
+        while not b.joined:
+            assert time.monotonic() - served < 2.0
+            time.sleep(0.001)
+        arena.set_transform("map", "laser", 0, (1.0, 2.0, 3.0), yaw_q(0.0), "t", True)
+        waiter.join(5.0)
+        assert got and got[0].translation == (1.0, 2.0, 3.0)
+        assert b.arena_swaps == 0
+    finally:
+        arena.close()
 
 
 def test_node_and_listener_are_accepted(buffer, chain):
     node = object()
     tf_shm.Buffer(None, node, open_timeout=0)
-    listener = tf_shm.TransformListener(buffer, node, spin_thread=True, qos=10, static_qos=1)
+    listener = tf_shm.TransformListener(buffer, node, qos=10, static_qos=1)
     tf_shm.StaticTransformListener(buffer, node)
     assert listener.buffer is buffer
+    assert (listener.tf_sub.topic_name, listener.tf_static_sub.topic_name) == ("/tf", "/tf_static")
+    assert not hasattr(listener, "executor"), "as tf2_ros: only with spin_thread=True"
+    listener.unregister()
     assert buffer.can_transform("map", "laser", 0)
+
+
+def test_tf2_ros_module_layout_and_names():
+    import importlib
+
+    for module, names in {
+        "tf_shm.buffer": ["Buffer"],
+        "tf_shm.buffer_interface": [
+            "BufferInterface",
+            "TypeException",
+            "TransformRegistration",
+            "ConvertRegistration",
+            "NotImplementedException",
+            "Stamped",
+            "convert",
+        ],
+        "tf_shm.transform_listener": ["TransformListener"],
+        "tf_shm.transform_broadcaster": ["TransformBroadcaster"],
+        "tf_shm.static_transform_broadcaster": ["StaticTransformBroadcaster"],
+        "tf_shm.buffer_client": [],
+    }.items():
+        m = importlib.import_module(module)
+        for n in names:
+            assert hasattr(m, n), f"{module}.{n}"
+            assert getattr(tf_shm, n) is getattr(m, n), f"tf_shm.{n}"
+    assert issubclass(tf_shm.Buffer, tf_shm.BufferInterface)
+
+
+def test_an_unregistered_type_raises_type_exception(buffer, chain):
+    class Odd:
+        header = None
+
+    with pytest.raises(tf_shm.TypeException) as e:
+        buffer.transform(Odd(), "map")
+    assert "is not loaded or supported" in e.value.errstr
+
+
+def test_tf2_py_core_methods(buffer, chain):
+    assert buffer.lookup_transform_core("map", "laser", 2 * NS) == buffer.lookup_transform(
+        "map", "laser", 2 * NS
+    )
+    assert buffer.lookup_transform_full_core(
+        "map", 2 * NS, "laser", NS, "map"
+    ) == buffer.lookup_transform_full("map", 2 * NS, "laser", NS, "map")
+    assert buffer.can_transform_core("map", "laser", 0) == (True, "")
+    assert buffer.can_transform_core("map", "ghost", 0)[0] is False
+    assert buffer.can_transform_full_core("map", 0, "laser", 0, "map") == (True, "")
+    assert buffer._frameExists("odom") is True
+    assert buffer._frameExists("ghost") is False
+    assert sorted(buffer._getFrameStrings()) == ["base_link", "laser", "map", "odom"]
+
+
+def test_yaml_names_the_python_listeners_authority(buffer, arena):
+    arena.set_transform("map", "odom", NS, (1.0, 0.0, 0.0), yaw_q(0.0), "Authority undetectable")
+    assert "  broadcaster: 'default_authority'\n" in buffer.all_frames_as_yaml()
 
 
 # ---- waiting -------------------------------------------------------------------------------

@@ -121,6 +121,27 @@ impl Join {
         Buffer::start(att, spec)
     }
 
+    /// A buffer whether or not a bridge serves yet, as a tf2_ros `Buffer` is: joined at once
+    /// when an owner serves; otherwise empty (every lookup fails with tf2's
+    /// `LookupException`, `can_transform` is false, waits wait) until an owner serves, which
+    /// the buffer's re-attach thread notices within ~20 ms, as it follows a restarted bridge;
+    /// waits that began before wake then. [`Buffer::joined`] tells which.
+    ///
+    /// For nodes (the Python and C++ buffers use it); tools that need a bridge now use
+    /// [`Join::open`] or [`Join::await_open`] and report [`JoinError::NotServing`].
+    ///
+    /// Errors: [`JoinError`] other than the [retryable](JoinError::is_retryable) ones (those
+    /// give the empty buffer): a bad location, an owner that refuses us (another format
+    /// version), a handshake that fails.
+    pub fn open_or_empty(&self) -> Result<Buffer, JoinError> {
+        let spec = self.spec()?;
+        match join(&spec) {
+            Ok(att) => Buffer::start(att, spec),
+            Err(e) if e.is_retryable() => Buffer::start(Attachment::unjoined(&spec)?, spec),
+            Err(e) => Err(e),
+        }
+    }
+
     /// [`Join::open`], retrying every 20 ms for up to `timeout` while the error is
     /// [retryable](JoinError::is_retryable) (nobody serves yet, or the owner is busy). Any
     /// other error is returned at once.
@@ -153,14 +174,60 @@ pub(crate) struct JoinSpec {
 pub(crate) struct Attachment {
     pub view: ArenaView,
     pub conn: OwnedFd,
+    /// Our participant slot; [`NO_SLOT`] in the unjoined placeholder.
     pub slot: u32,
-    _lock: LockFile,
+    /// Holds our slot byte; `None` in the unjoined placeholder.
+    lock: Option<LockFile>,
     /// Threads of this process waiting for data on this attachment; the owner is told when
     /// the count leaves and returns to zero (under the lock, so the messages keep its order).
     waiting: std::sync::Mutex<u32>,
 }
 
+/// [`Attachment::slot`] of the unjoined placeholder.
+pub(crate) const NO_SLOT: u32 = u32::MAX;
+
 impl Attachment {
+    /// What a buffer made before any owner served answers from: an empty arena of its own and
+    /// a connection that has already hung up, so the re-attach thread starts joining at once
+    /// (see `rendezvous::reattach`).
+    pub(crate) fn unjoined(spec: &JoinSpec) -> Result<Attachment, JoinError> {
+        use rustix::net::socketpair;
+        let io = |what, e: std::io::Error| JoinError::io(what, &spec.loc.sock_path, e);
+        let config = crate::arena::ArenaConfig {
+            max_frames: 2,
+            max_rate_hz: 1,
+            initial_ring_capacity: 2,
+            memory_budget_bytes: 64 << 10,
+            ..Default::default()
+        };
+        let (_writer, view) = Arena::in_memory(&config).map_err(|e| {
+            io(
+                "make the empty placeholder arena for",
+                std::io::Error::other(e.to_string()),
+            )
+        })?;
+        let (conn, peer) = socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+            None,
+        )
+        .map_err(|e| io("create a socket pair for", e.into()))?;
+        drop(peer);
+        Ok(Attachment {
+            view,
+            conn,
+            slot: NO_SLOT,
+            lock: None,
+            waiting: std::sync::Mutex::new(0),
+        })
+    }
+
+    /// Whether this attachment is to an owner's arena (not the unjoined placeholder).
+    pub(crate) fn is_joined(&self) -> bool {
+        self.lock.is_some()
+    }
+
     /// A thread starts waiting for data: the first one asks the owner to wake us on writes.
     pub(crate) fn begin_wait(&self) {
         let mut n = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
@@ -283,7 +350,7 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, JoinError> {
         view,
         conn,
         slot: resp.slot,
-        _lock: lock,
+        lock: Some(lock),
         waiting: std::sync::Mutex::new(0),
     })
 }

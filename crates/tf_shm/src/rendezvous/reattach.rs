@@ -135,7 +135,10 @@ impl Follower {
             match join(&self.spec) {
                 Ok(att) => {
                     let att = Arc::new(att);
-                    let new_instance = att.view.identity().instance_uuid != old_instance;
+                    // The first join of a buffer made before any owner served: nothing to hold
+                    // and no restart to count.
+                    let first = !old.is_joined();
+                    let new_instance = !first && att.view.identity().instance_uuid != old_instance;
                     if new_instance {
                         match self.hold_until_ready(&old, &att) {
                             Hold::Swap => {}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import warnings
 from typing import Any
 
-from . import _native, _transform
-from ._errors import TransformException
+from . import _native
 from ._messages import Flat, make_result
+from .buffer_interface import BufferInterface
 
 # What every time / duration argument accepts: rclpy.time.Time / rclpy.duration.Duration,
 # builtin_interfaces.msg.Time / Duration, int nanoseconds or float seconds.
@@ -30,12 +32,33 @@ def _to_rclpy_time(ns: int) -> Any:
     return _rclpy_time(nanoseconds=ns) if _rclpy_time else ns
 
 
-class Buffer:
+_warned_cache_time = False
+
+
+def _warn_cache_time(requested_ns: int, have_ns: int) -> None:
+    """Once per process: a history longer than the arena's was asked for."""
+    global _warned_cache_time
+    if _warned_cache_time or requested_ns <= have_ns:
+        return
+    _warned_cache_time = True
+    warnings.warn(
+        f"tf_shm.Buffer: cache_time of {requested_ns / 1e9:.3f} s asked for, but the bridge "
+        f"keeps {have_ns / 1e9:.3f} s of history; lookups older than that raise tf2's "
+        "ExtrapolationException. Start tf_shm_bridge with the parameter cache_time "
+        "(seconds) set to at least that.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+class Buffer(BufferInterface):
     """tf2_ros's ``Buffer``, reading transforms from the tf_shm arena of a ROS domain.
 
     The arena is filled by ``tf_shm_bridge``, which subscribes to ``/tf`` and ``/tf_static``
     once per host: this buffer needs no listener and no DDS. Answers are tf2's (ROS 2 Jazzy):
-    the same values, interpolation, time 0 ("latest"), error classes and texts.
+    the same values, interpolation, time 0 ("latest"), error classes and texts. Where tf2_ros is
+    importable it is a ``tf2_ros.BufferInterface`` and ``transform()`` uses tf2_ros's
+    ``TransformRegistration`` (see :mod:`tf_shm.buffer_interface`).
 
     Every result maps points in the source frame into the target frame (``T_target_source``);
     translations are in metres, quaternions ordered x, y, z, w. Times and durations are accepted
@@ -43,15 +66,29 @@ class Buffer:
     ``Duration``, ``int`` nanoseconds or ``float`` seconds (converted as rclpy does,
     ``int(s * 1e9)``); time 0 means the latest common time.
 
-    :param cache_time: tf2's cache time. The bridge owns the history, so this is only checked:
-        longer than the arena's raises ``ValueError``.
-    :param node: accepted for tf2_ros compatibility and unused (the bridge listens).
+    Made before a bridge serves, the buffer is an empty tf2 buffer (``LookupException``,
+    ``can_transform`` false, waits wait) and joins the bridge within ~20 ms of its serving, as
+    a tf2_ros buffer is empty until its listener hears data (:attr:`joined` tells which).
+
+    :param cache_time: tf2's cache time. Shorter than the arena's history: applied, lookups
+        answer as a tf2_ros buffer of that cache time (older data pruned as tf2's ``TimeCache``
+        prunes, relative to each frame's second newest stamp: tf2's
+        ``ExtrapolationException`` with tf2's text; such a buffer skips the arena's fast
+        paths). Longer: accepted with a ``RuntimeWarning`` (once per process) naming the
+        bridge's ``cache_time`` parameter; lookups older than the arena's history raise tf2's
+        ``ExtrapolationException``, as a tf2 buffer whose data was pruned.
+    :param node: used for wake-ups only: a coroutine awaiting :meth:`lookup_transform_async`
+        or :meth:`wait_for_transform_async` in an executor spinning this node is woken through
+        a guard condition of the node in a ``ReentrantCallbackGroup`` of its own.
+        ``TransformListener(buffer, node)`` hands its node over the same way. The buffer offers
+        no ``tf2_frames`` service: the bridge serves it for every process.
     :param domain: ROS domain of the arena; default ``$ROS_DOMAIN_ID``, else 0.
     :param name: arena name, when a bridge was started with a non-default one.
-    :param open_timeout: how long to wait for a bridge to serve the domain (default 5 s; 0
-        fails at once). The GIL is released while waiting.
-    :raises tf_shm.OpenError: no bridge serves the domain within ``open_timeout``, or the arena
-        cannot be opened (the text says why).
+    :param open_timeout: ``None`` (default): never wait, never fail for a missing bridge (see
+        above). Else wait up to that long for a bridge (``0``: not at all) and raise
+        ``tf_shm.OpenError`` if none serves (GIL released while waiting).
+    :raises tf_shm.OpenError: the arena cannot be joined (another tf_shm version, permissions;
+        the text says why), or with ``open_timeout`` no bridge serves in time.
     """
 
     def __init__(
@@ -61,15 +98,40 @@ class Buffer:
         *,
         domain: int | None = None,
         name: str | None = None,
-        open_timeout: DurationLike = 5.0,
+        open_timeout: DurationLike | None = None,
     ) -> None:
-        self._native = _native.NativeBuffer(domain, name, open_timeout)
-        if cache_time is not None:
-            self._native.check_cache_time(_native.to_ns(cache_time))
-        self._node = node
+        BufferInterface.__init__(self)
+        self._native = _native.NativeBuffer(domain, name, open_timeout, cache_time)
+        self._wake_lock = threading.Lock()
         self._guard: Any = None
+        self._node: Any = None
+        if cache_time is not None:
+            self._check_cache_time(_native.to_ns(cache_time))
+        if node is not None:
+            self._use_node(node)
         # The hot-loop lookup is the native method itself: no Python frame in between.
         self.lookup_transform_tuple = self._native.lookup_pair
+
+    def _check_cache_time(self, requested_ns: int) -> None:
+        if self._native.joined:
+            _warn_cache_time(requested_ns, self._native.cache_time_ns)
+            return
+
+        # Not joined yet: check once the bridge serves (its history is known then).
+        def check_when_joined() -> None:
+            import time
+
+            while not self._native.joined:
+                time.sleep(0.05)
+            _warn_cache_time(requested_ns, self._native.cache_time_ns)
+
+        threading.Thread(target=check_when_joined, name="tf_shm-cache-time", daemon=True).start()
+
+    @property
+    def joined(self) -> bool:
+        """Whether the buffer has joined a bridge's arena (False while it waits for the first
+        bridge and answers as an empty tf2 buffer)."""
+        return self._native.joined
 
     # -- lookups ---------------------------------------------------------------------------
 
@@ -156,13 +218,69 @@ class Buffer:
         return _to_rclpy_time(self._native.get_latest_common_time(target_frame, source_frame))
 
     def all_frames_as_yaml(self) -> str:
-        """tf2's ``allFramesAsYAML()``: every frame's parent, rate, latest stamp, buffer length."""
-        return self._native.all_frames_as_yaml(0)
+        """tf2's ``allFramesAsYAML()``: every frame's parent, rate, latest stamp, buffer length.
+        The broadcaster of what the bridge stored is ``'default_authority'``, as tf2_ros's
+        Python ``TransformListener`` records it (the bridge records tf2_ros C++'s
+        ``'Authority undetectable'``)."""
+        return self._native.all_frames_as_yaml(0).replace(
+            "  broadcaster: 'Authority undetectable'\n", "  broadcaster: 'default_authority'\n"
+        )
 
     def all_frames_as_string(self) -> str:
         """tf2's ``allFramesAsString()``: one line per frame, ``Frame child exists with parent
         parent.``"""
         return self._native.all_frames_as_string()
+
+    # -- tf2_py's BufferCore methods --------------------------------------------------------
+
+    def lookup_transform_core(self, target_frame: str, source_frame: str, time: TimeLike) -> Any:
+        """tf2_py's ``lookup_transform_core``: :meth:`lookup_transform` without a wait."""
+        r = self._native.lookup_transform(target_frame, source_frame, time, None)
+        return make_result(target_frame, source_frame, r)
+
+    def lookup_transform_full_core(
+        self,
+        target_frame: str,
+        target_time: TimeLike,
+        source_frame: str,
+        source_time: TimeLike,
+        fixed_frame: str,
+    ) -> Any:
+        """tf2_py's ``lookup_transform_full_core``: :meth:`lookup_transform_full` without a
+        wait."""
+        r = self._native.lookup_transform_full(
+            target_frame, target_time, source_frame, source_time, fixed_frame, None
+        )
+        return make_result(target_frame, source_frame, r)
+
+    def can_transform_core(
+        self, target_frame: str, source_frame: str, time: TimeLike
+    ) -> tuple[bool, str]:
+        """tf2_py's ``can_transform_core``: ``(True, "")`` or ``(False, tf2's error text)``."""
+        return self._native.can_transform(target_frame, source_frame, time, None)
+
+    def can_transform_full_core(
+        self,
+        target_frame: str,
+        target_time: TimeLike,
+        source_frame: str,
+        source_time: TimeLike,
+        fixed_frame: str,
+    ) -> tuple[bool, str]:
+        """tf2_py's ``can_transform_full_core``, as :meth:`can_transform_core`."""
+        return self._native.can_transform_full(
+            target_frame, target_time, source_frame, source_time, fixed_frame, None
+        )
+
+    def _frameExists(self, frame_id: str) -> bool:
+        """tf2_py's ``_frameExists``: whether the frame is known (``"NO_PARENT"`` is, as in
+        tf2)."""
+        return self._native.frame_exists(frame_id)
+
+    def _getFrameStrings(self) -> list[str]:
+        """tf2_py's ``_getFrameStrings``: every known frame name (also those only seen as a
+        parent), in the order tf2 assigned their ids."""
+        return self._native.frame_names()
 
     # -- waiting, futures ------------------------------------------------------------------
 
@@ -171,7 +289,8 @@ class Buffer:
         is available (an ``rclpy.task.Future`` where rclpy is importable, else a
         ``concurrent.futures.Future``). Waits on a daemon thread with the GIL released;
         cancelling the future ends the wait. A coroutine awaiting it in an rclpy executor is
-        resumed through a guard condition of the Buffer's ``node`` (give one)."""
+        resumed through a guard condition of the Buffer's ``node`` or its listener's node
+        (see :meth:`_use_node`)."""
         return self._future(
             lambda w: self._native.can_transform(target_frame, source_frame, time, w)[0],
             lambda: self.lookup_transform(target_frame, source_frame, time),
@@ -213,7 +332,6 @@ class Buffer:
         )
 
     def _future(self, ready: Any, result: Any) -> Any:
-        wake = self._waker()
         try:
             from rclpy.task import Future
 
@@ -234,7 +352,7 @@ class Buffer:
             except BaseException as e:  # noqa: BLE001 - handed to the future's owner
                 if not fut.done():
                     fut.set_exception(e)
-            wake()
+            self._wake()
 
         if ready(0):
             fut.set_result(result())
@@ -242,58 +360,35 @@ class Buffer:
             threading.Thread(target=run, name="tf_shm-wait", daemon=True).start()
         return fut
 
-    def _waker(self) -> Any:
-        """What wakes the node's executor after a future completed on the waiting thread.
+    def _use_node(self, node: Any, group: Any = None) -> None:
+        """Wake-ups through ``node``: a guard condition in ``group`` (a new
+        ``ReentrantCallbackGroup`` if None). tf2_ros's futures complete inside the listener's
+        subscription callbacks, which wake the executor; ours complete on a thread of their
+        own, so they trigger this guard. Its group must be one no running callback holds: a
+        coroutine awaiting the future in the node's default (mutually exclusive) group would
+        keep a guard of that group out of the executor's wait set. The first node given is
+        kept (a listener's node when the buffer had none)."""
+        if not hasattr(node, "create_guard_condition"):
+            return
+        with self._wake_lock:
+            if self._guard is not None:
+                return
+            if group is None:
+                from rclpy.callback_groups import ReentrantCallbackGroup
 
-        rclpy resumes a task awaiting a future only when its executor wakes up; tf2_ros's
-        futures complete inside the listener's callbacks, ours on a thread of their own, so
-        they trigger a guard condition of the ``node`` given to the Buffer. Without a node,
-        ``spin_until_future_complete(future)`` still wakes (it waits on the future itself)."""
-        if self._node is None or not hasattr(self._node, "create_guard_condition"):
-            return lambda: None
-        if self._guard is None:
-            self._guard = self._node.create_guard_condition(lambda: None)
-        return self._guard.trigger
+                group = ReentrantCallbackGroup()
+            self._node = node
+            self._guard = node.create_guard_condition(lambda: None, callback_group=group)
 
-    # -- transforming messages -------------------------------------------------------------
-
-    def transform(
-        self,
-        object_stamped: Any,
-        target_frame: str,
-        timeout: DurationLike = 0,
-        new_type: Any = None,
-    ) -> Any:
-        """``object_stamped`` expressed in ``target_frame``, at its own stamp, as
-        tf2_geometry_msgs gives it: ``PointStamped``, ``PoseStamped``, ``Vector3Stamped``
-        (rotated only) or ``TransformStamped`` (composed; keeps its ``child_frame_id``). The
-        result's header is the transform's (target frame, the stamp used). Waits and raises as
-        :meth:`lookup_transform`; ``TypeError`` for other types or a ``new_type`` conversion
-        (not supported)."""
-        if new_type is not None and new_type is not type(object_stamped):
-            raise TypeError("tf_shm.Buffer.transform: new_type conversions are not supported")
-        h = object_stamped.header
-        r = self._native.lookup_transform(target_frame, h.frame_id, h.stamp, timeout)
-        return _transform.apply(object_stamped, make_result(target_frame, h.frame_id, r), r)
-
-    def transform_full(
-        self,
-        object_stamped: Any,
-        target_frame: str,
-        target_time: TimeLike,
-        fixed_frame: str,
-        timeout: DurationLike = 0,
-        new_type: Any = None,
-    ) -> Any:
-        """As :meth:`transform`, through :meth:`lookup_transform_full` from the object's frame
-        and stamp to ``target_frame`` at ``target_time`` via ``fixed_frame``."""
-        if new_type is not None and new_type is not type(object_stamped):
-            raise TypeError("tf_shm.Buffer.transform_full: new_type conversions are not supported")
-        h = object_stamped.header
-        r = self._native.lookup_transform_full(
-            target_frame, target_time, h.frame_id, h.stamp, fixed_frame, timeout
-        )
-        return _transform.apply(object_stamped, make_result(target_frame, h.frame_id, r), r)
+    def _wake(self) -> None:
+        """After a future completed on its waiting thread: the guard condition (see
+        :meth:`_use_node`). Without a node nothing is triggered;
+        ``spin_until_future_complete(future)`` wakes by itself (it waits on the future)."""
+        guard = self._guard
+        if guard is not None:
+            # A destroyed node or context: nothing to wake.
+            with contextlib.suppress(Exception):
+                guard.trigger()
 
     # -- what a shared buffer does not do --------------------------------------------------
 
@@ -332,4 +427,4 @@ class Buffer:
         return self._native.arena_swaps
 
 
-__all__ = ["Buffer", "TransformException"]
+__all__ = ["Buffer"]

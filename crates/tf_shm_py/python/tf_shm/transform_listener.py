@@ -1,0 +1,135 @@
+"""``tf_shm.transform_listener``: tf2_ros's ``TransformListener`` with its contract, minus the
+DDS subscriptions: ``tf_shm_bridge`` subscribes to /tf and /tf_static once per host and the
+:class:`tf_shm.Buffer` reads what it stores."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any
+
+
+class BridgeSubscription:
+    """What :attr:`TransformListener.tf_sub` / ``tf_static_sub`` hold: no DDS subscription (the
+    bridge has the one subscription of the host), but the attributes code reads from tf2_ros's
+    (``topic_name``, ``qos_profile``, ``msg_type``, ``callback``, ``callback_group``), so a node
+    that logs, inspects or ``node.destroy_subscription()``-s them keeps working (rclpy returns
+    False for it: it is not one of the node's subscriptions). ``handle`` is None."""
+
+    handle = None
+
+    def __init__(self, topic: str, qos: Any, msg_type: Any, group: Any) -> None:
+        self.topic_name = topic
+        self.topic = topic
+        self.qos_profile = qos
+        self.msg_type = msg_type
+        self.callback = lambda msg: None
+        self.callback_group = group
+        self.event_handlers: list[Any] = []
+
+    def destroy(self) -> None:
+        """Nothing to destroy."""
+
+    def __repr__(self) -> str:
+        return f"<tf_shm BridgeSubscription {self.topic_name!r}: served by tf_shm_bridge>"
+
+
+def _qos(given: Any, transient: bool) -> Any:
+    """tf2_ros's listener QoS: depth 100, KEEP_LAST, VOLATILE (/tf) or TRANSIENT_LOCAL
+    (/tf_static), unless given (a QoSProfile or a depth)."""
+    try:
+        from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
+    except ImportError:
+        return given
+    if given is None:
+        durability = DurabilityPolicy.TRANSIENT_LOCAL if transient else DurabilityPolicy.VOLATILE
+        return QoSProfile(depth=100, durability=durability, history=HistoryPolicy.KEEP_LAST)
+    if isinstance(given, int):
+        return QoSProfile(depth=given)
+    return given
+
+
+class TransformListener:
+    """tf2_ros's ``TransformListener(buffer, node, *, spin_thread=False, qos=None,
+    static_qos=None)``.
+
+    * ``buffer`` and ``node`` are kept as attributes; the node is handed to the buffer for its
+      futures' wake-ups (a guard condition in :attr:`group`), when the buffer had none.
+    * ``group``: a ``ReentrantCallbackGroup``, as tf2_ros's.
+    * ``tf_sub`` / ``tf_static_sub``: :class:`BridgeSubscription` s (no DDS subscription: the
+      bridge listens for every process) with the QoS tf2_ros would subscribe with.
+    * ``spin_thread=True``: as tf2_ros, the *node* is spun on a dedicated thread
+      (``dedicated_listener_thread``) by its own ``SingleThreadedExecutor`` (``executor``), so
+      its timers, subscriptions and services run there; both attributes exist only then, as in
+      tf2_ros. Deleting the listener shuts that executor down and joins the thread.
+    * ``unregister()``: as tf2_ros's, ends the listener's part (here: the tf subscriptions'
+      stand-ins are dropped from the node, which never had them; nothing stops receiving).
+    """
+
+    def __init__(
+        self,
+        buffer: Any,
+        node: Any,
+        *,
+        spin_thread: bool = False,
+        qos: Any = None,
+        static_qos: Any = None,
+    ) -> None:
+        self.buffer = buffer
+        self.node = node
+        try:
+            from rclpy.callback_groups import ReentrantCallbackGroup
+
+            self.group: Any = ReentrantCallbackGroup()
+        except ImportError:
+            self.group = None
+        try:
+            from tf2_msgs.msg import TFMessage
+        except ImportError:
+            TFMessage = None
+        self.tf_sub = BridgeSubscription("/tf", _qos(qos, False), TFMessage, self.group)
+        self.tf_static_sub = BridgeSubscription(
+            "/tf_static", _qos(static_qos, True), TFMessage, self.group
+        )
+        use_node = getattr(buffer, "_use_node", None)
+        if use_node is not None and node is not None:
+            use_node(node, self.group)
+        if spin_thread:
+            from rclpy.executors import SingleThreadedExecutor
+
+            self.executor = SingleThreadedExecutor()
+
+            def run_func() -> None:
+                self.executor.add_node(self.node)
+                self.executor.spin()
+                self.executor.remove_node(self.node)
+
+            self.dedicated_listener_thread = threading.Thread(target=run_func)
+            self.dedicated_listener_thread.start()
+
+    def __del__(self) -> None:
+        if hasattr(self, "dedicated_listener_thread") and hasattr(self, "executor"):
+            self.executor.shutdown()
+            self.dedicated_listener_thread.join()
+        self.unregister()
+
+    def unregister(self) -> None:
+        """tf2_ros's ``unregister``: destroys the tf subscriptions on the node; here that
+        finds none (rclpy answers False), as the bridge holds the host's subscription."""
+        node = getattr(self, "node", None)
+        destroy = getattr(node, "destroy_subscription", None)
+        if destroy is None:
+            return
+        for sub in (getattr(self, "tf_sub", None), getattr(self, "tf_static_sub", None)):
+            if sub is not None:
+                # A node already destroyed has nothing to destroy.
+                with contextlib.suppress(Exception):
+                    destroy(sub)
+
+
+class StaticTransformListener(TransformListener):
+    """A :class:`TransformListener` (tf_shm's own name for one a node builds only for static
+    frames: the bridge serves both)."""
+
+
+__all__ = ["TransformListener"]

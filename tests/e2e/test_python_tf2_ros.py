@@ -1,0 +1,398 @@
+"""tf_shm's Python package against the real tf2_ros (ROS 2 Jazzy) in one process: the same node
+code once with ``tf2_ros`` and once with ``tf_shm`` (issues: "real rclpy nodes run on tf_shm
+with only tf2_ros -> tf_shm changed", "TransformListener keeps tf2_ros's contract").
+
+No bridge here: tf_shm's buffer reads an arena written by the test-only owner
+(``tf_shm._testing.Arena``), tf2_ros's buffer is fed the same transforms with
+``set_transform``; DDS is used only where the test is about DDS (broadcasters, spin_thread).
+Needs the ROS environment (rclpy, tf2_ros, tf2_py, tf2_geometry_msgs) and runs in the
+loopback-only namespace like the rest of tests/e2e (about 10 s).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+
+import pytest
+import rclpy
+import tf2_ros
+from geometry_msgs.msg import TransformStamped
+from rclpy.duration import Duration
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.time import Time
+
+NS = 1_000_000_000
+
+
+@pytest.fixture
+def arena(tmp_path, monkeypatch):
+    d = tmp_path / "rt"
+    d.mkdir(mode=0o700)
+    monkeypatch.setenv("TF_SHM_RUNTIME_DIR", str(d))
+    from tf_shm._testing import Arena
+
+    a = Arena(str(d))
+    yield a
+    a.close()
+
+
+@pytest.fixture
+def ros():
+    rclpy.init()
+    yield
+    rclpy.try_shutdown()
+
+
+def msg(parent, child, stamp_ns, xyz, q=(0.0, 0.0, 0.0, 1.0)):
+    t = TransformStamped()
+    t.header.frame_id, t.child_frame_id = parent, child
+    t.header.stamp = Time(nanoseconds=stamp_ns).to_msg()
+    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = xyz
+    r = t.transform.rotation
+    r.x, r.y, r.z, r.w = q
+    return t
+
+
+CHAIN = [
+    ("map", "odom", 1 * NS, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0998334, 0.9950042), False),
+    ("map", "odom", 2 * NS, (2.0, 0.5, 0.0), (0.0, 0.0, 0.1986693, 0.9800666), False),
+    ("odom", "base_link", 1 * NS, (0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0), False),
+    ("odom", "base_link", 2 * NS, (0.0, 2.0, 0.1), (0.0, 0.0, 0.2955202, 0.9553365), False),
+    ("base_link", "laser", 0, (0.3, 0.0, 0.2), (0.0, 0.0, 0.7071068, 0.7071068), True),
+]
+
+
+def both(arena):
+    """(tf2_ros.Buffer, tf_shm.Buffer) holding CHAIN."""
+    import tf_shm
+
+    ref = tf2_ros.Buffer()
+    for p, c, s, xyz, q, static in CHAIN:
+        arena.set_transform(p, c, s, xyz, q, "Authority undetectable", static)
+        if static:
+            ref.set_transform_static(msg(p, c, s, xyz, q), "default_authority")
+        else:
+            ref.set_transform(msg(p, c, s, xyz, q), "default_authority")
+    return ref, tf_shm.Buffer()
+
+
+def same_tf(a, b):
+    assert (a.header.frame_id, a.child_frame_id) == (b.header.frame_id, b.child_frame_id)
+    assert a.header.stamp == b.header.stamp
+    for f in ("x", "y", "z"):
+        assert getattr(a.transform.translation, f) == pytest.approx(
+            getattr(b.transform.translation, f), abs=1e-9
+        )
+    for f in ("x", "y", "z", "w"):
+        assert getattr(a.transform.rotation, f) == pytest.approx(
+            getattr(b.transform.rotation, f), abs=1e-9
+        )
+
+
+def outcome(fn):
+    try:
+        return ("ok", fn())
+    except Exception as e:  # noqa: BLE001 - compared class and text
+        return (type(e).__name__, str(e))
+
+
+# ---- module layout and names ----------------------------------------------------------------
+
+
+def test_every_name_tf2_ros_exports_is_in_tf_shm():
+    import tf_shm
+
+    names = [
+        n
+        for n, v in vars(tf2_ros).items()
+        if not n.startswith("_")
+        and (isinstance(v, type) or callable(v))
+        and getattr(v, "__module__", "").split(".")[0] in ("tf2_ros", "tf2_py")
+    ]
+    assert "TransformListener" in names and "BufferInterface" in names
+    missing = [n for n in names if not hasattr(tf_shm, n)]
+    assert not missing, f"tf2_ros exports these and tf_shm does not: {missing}"
+    for mod in (
+        "buffer",
+        "buffer_interface",
+        "buffer_client",
+        "transform_listener",
+        "transform_broadcaster",
+        "static_transform_broadcaster",
+    ):
+        up = importlib.import_module(f"tf2_ros.{mod}")
+        ours = importlib.import_module(f"tf_shm.{mod}")
+        for n, v in vars(up).items():
+            if isinstance(v, type) and v.__module__ == up.__name__:
+                assert hasattr(ours, n), f"tf_shm.{mod}.{n}"
+    # The exceptions are tf2_py's own classes.
+    assert tf_shm.LookupException is tf2_ros.LookupException
+    assert tf_shm.TypeException is tf2_ros.TypeException
+
+
+# ---- tf2_py's BufferCore methods, side by side -------------------------------------------------
+
+
+def test_core_methods_answer_as_tf2_py(arena):
+    ref, ours = both(arena)
+    t15 = Time(nanoseconds=1_500_000_000)
+    for target, source in (("map", "laser"), ("laser", "map"), ("odom", "laser")):
+        for t in (Time(), t15, Time(seconds=2)):
+            same_tf(
+                ref.lookup_transform_core(target, source, t),
+                ours.lookup_transform_core(target, source, t),
+            )
+            assert ref.can_transform_core(target, source, t) == ours.can_transform_core(
+                target, source, t
+            )
+        same_tf(
+            ref.lookup_transform_full_core(target, Time(seconds=2), source, t15, "map"),
+            ours.lookup_transform_full_core(target, Time(seconds=2), source, t15, "map"),
+        )
+        assert ref.can_transform_full_core(
+            target, t15, source, Time(seconds=2), "odom"
+        ) == ours.can_transform_full_core(target, t15, source, Time(seconds=2), "odom")
+    for bad in (("map", "ghost", t15), ("map", "laser", Time(seconds=3)), ("", "map", t15)):
+        assert outcome(lambda b=bad: ref.lookup_transform_core(*b)) == outcome(
+            lambda b=bad: ours.lookup_transform_core(*b)
+        )
+        assert ref.can_transform_core(*bad) == ours.can_transform_core(*bad)
+    for f in ("map", "odom", "laser", "ghost", "NO_PARENT"):
+        assert ref._frameExists(f) == ours._frameExists(f)
+    assert ref._getFrameStrings() == ours._getFrameStrings()
+    assert ref.all_frames_as_yaml() == ours.all_frames_as_yaml()
+
+
+# ---- BufferInterface, transform() ---------------------------------------------------------------
+
+
+def test_transform_goes_through_tf2_ros_registration(arena):
+    import tf2_geometry_msgs  # noqa: F401 - registers its types, as a node does
+    from geometry_msgs.msg import (
+        Point32,
+        PointStamped,
+        PolygonStamped,
+        PoseStamped,
+        PoseWithCovarianceStamped,
+        Vector3Stamped,
+    )
+
+    ref, ours = both(arena)
+    assert isinstance(ours, tf2_ros.BufferInterface)
+    stamp = Time(nanoseconds=1_500_000_000).to_msg()
+    objs = []
+    p = PointStamped()
+    p.point.x, p.point.y = 1.0, 2.0
+    v = Vector3Stamped()
+    v.vector.x = 1.0
+    pose = PoseStamped()
+    pose.pose.position.z = 1.0
+    pose.pose.orientation.w = 1.0
+    cov = PoseWithCovarianceStamped()
+    cov.pose.pose.orientation.w = 1.0
+    cov.pose.covariance = [float(i) for i in range(36)]
+    poly = PolygonStamped()
+    poly.polygon.points = [Point32(x=1.0), Point32(y=2.0, z=0.5)]
+    objs = [p, v, pose, cov, poly]
+    for o in objs:
+        o.header.frame_id, o.header.stamp = "laser", stamp
+        a, b = ref.transform(o, "map"), ours.transform(o, "map")
+        assert type(a) is type(b)
+        assert a.header == b.header
+        assert str(a) == str(b) or _close(a, b), type(o).__name__
+    t = TransformStamped()
+    t.header.frame_id, t.header.stamp = "laser", stamp
+    # tf2_geometry_msgs registers no TransformStamped: both raise tf2_ros's TypeException.
+    ea, eb = outcome(lambda: ref.transform(t, "map")), outcome(lambda: ours.transform(t, "map"))
+    assert ea[0] == eb[0] == "TypeException"
+
+
+def _close(a, b):
+    """Messages equal up to 1e-9 in every float (rounding of the two implementations)."""
+    from rosidl_runtime_py import message_to_ordereddict
+
+    def flat(d, out):
+        if isinstance(d, dict):
+            for v in d.values():
+                flat(v, out)
+        elif isinstance(d, (list, tuple)):
+            for v in d:
+                flat(v, out)
+        else:
+            out.append(d)
+        return out
+
+    fa, fb = flat(message_to_ordereddict(a), []), flat(message_to_ordereddict(b), [])
+    return len(fa) == len(fb) and all(
+        x == pytest.approx(y, abs=1e-9) if isinstance(x, float) else x == y for x, y in zip(fa, fb)
+    )
+
+
+def test_a_long_cache_time_is_accepted(arena):
+    import tf_shm
+
+    with pytest.warns(RuntimeWarning, match="cache_time"):
+        tf_shm.Buffer(Duration(seconds=30))
+
+
+@pytest.mark.parametrize("cache_s", [1.0, 0.25])
+def test_a_shorter_cache_time_prunes_as_tf2(arena, cache_s):
+    import tf_shm
+
+    ref = tf2_ros.Buffer(cache_time=Duration(seconds=cache_s))
+    ours = tf_shm.Buffer(cache_time=Duration(seconds=cache_s))
+    # 10 Hz over 3 s (stamps 0.1 s apart, arriving in order), and a static leaf.
+    for k in range(1, 31):
+        s = k * 100_000_000 + 7
+        arena.set_transform("map", "odom", s, (k * 0.1, 0.0, 0.0), (0, 0, 0, 1.0), "t", False)
+        ref.set_transform(msg("map", "odom", s, (k * 0.1, 0.0, 0.0)), "default_authority")
+    arena.set_transform("odom", "laser", 0, (0.0, 1.0, 0.0), (0, 0, 0, 1.0), "t", True)
+    ref.set_transform_static(msg("odom", "laser", 0, (0.0, 1.0, 0.0)), "default_authority")
+    times = [0, 3_000_000_007, 2_950_000_000, 2_000_000_007, 1_950_000_000, 1_900_000_007]
+    times += [2_750_000_000, 2_700_000_007, 2_650_000_000, 2_600_000_007, 100_000_007]
+    for t in times:
+        for a, b in (("map", "laser"), ("laser", "map"), ("map", "odom")):
+            got = outcome(lambda a=a, b=b, t=t: ours.lookup_transform(a, b, Time(nanoseconds=t)))
+            want = outcome(lambda a=a, b=b, t=t: ref.lookup_transform(a, b, Time(nanoseconds=t)))
+            assert got[0] == want[0], (a, b, t, got, want)
+            if got[0] == "ok":
+                same_tf(got[1], want[1])
+            else:
+                assert got == want
+            assert ours.can_transform_core(a, b, Time(nanoseconds=t)) == ref.can_transform_core(
+                a, b, Time(nanoseconds=t)
+            )
+    assert "ExtrapolationException" in [
+        outcome(lambda t=t: ours.lookup_transform("map", "odom", Time(nanoseconds=t)))[0]
+        for t in times
+    ], "the cache limit was never reached: the test does not test it"
+
+
+# ---- futures under every executor --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("executor_cls", [SingleThreadedExecutor, MultiThreadedExecutor])
+@pytest.mark.parametrize("how", ["node=", "listener"])
+def test_await_lookup_transform_async_resumes_promptly(ros, arena, executor_cls, how):
+    import tf_shm
+
+    node = rclpy.create_node(f"tf_shm_async_{how[:4]}")
+    try:
+        if how == "node=":
+            buffer = tf_shm.Buffer(node=node)
+        else:
+            buffer = tf_shm.Buffer()
+            tf_shm.TransformListener(buffer, node)
+        resumed = {}
+
+        async def wait_for_late_frame():
+            # In the node's default (mutually exclusive) group, as a timer callback is.
+            t = await buffer.lookup_transform_async("map", "late", Time())
+            resumed["at"] = time.monotonic()
+            resumed["x"] = t.transform.translation.x
+            w = await buffer.wait_for_transform_async("map", "later", Time())
+            resumed["at2"] = time.monotonic()
+            resumed["x2"] = w.transform.translation.x
+
+        timer = node.create_timer(0.01, lambda: None)
+        timer.cancel()
+        ex = executor_cls()
+        ex.add_node(node)
+        task = ex.create_task(wait_for_late_frame)
+        written = {}
+
+        def writer():
+            time.sleep(0.3)
+            written["at"] = time.monotonic()
+            arena.set_transform("map", "late", 0, (4.0, 0.0, 0.0), (0, 0, 0, 1.0), "t", True)
+            time.sleep(0.3)
+            written["at2"] = time.monotonic()
+            arena.set_transform("map", "later", 0, (5.0, 0.0, 0.0), (0, 0, 0, 1.0), "t", True)
+
+        w = threading.Thread(target=writer)
+        w.start()
+        deadline = time.monotonic() + 5.0
+        while not task.done() and time.monotonic() < deadline:
+            ex.spin_once(timeout_sec=0.5)
+        w.join()
+        assert task.done(), "the coroutine never resumed"
+        task.result()
+        assert (resumed["x"], resumed["x2"]) == (4.0, 5.0)
+        for k in ("at", "at2"):
+            late = resumed[k] - written[k]
+            assert late < 0.05, f"resumed {late * 1000:.1f} ms after the data arrived"
+        ex.shutdown()
+    finally:
+        node.destroy_node()
+
+
+# ---- TransformListener's contract --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("package", ["tf2_ros", "tf_shm"])
+def test_spin_thread_spins_the_node_and_shuts_down(ros, arena, package):
+    from std_msgs.msg import String
+
+    mod = importlib.import_module(package)
+    node = rclpy.create_node(f"spin_thread_{package}")
+    buffer = mod.Buffer()
+    ticks, heard = [], []
+    node.create_timer(0.02, lambda: ticks.append(1))
+    node.create_subscription(String, "chatter", heard.append, 10)
+    pub = node.create_publisher(String, "chatter", 10)
+    listener = mod.TransformListener(buffer, node, spin_thread=True)
+    try:
+        deadline = time.monotonic() + 5.0
+        while (len(ticks) < 3 or not heard) and time.monotonic() < deadline:
+            pub.publish(String(data="hi"))
+            time.sleep(0.05)
+        assert len(ticks) >= 3, "the timer never ran"
+        assert heard, "the subscription never ran"
+        from rclpy.callback_groups import ReentrantCallbackGroup
+
+        assert isinstance(listener.group, ReentrantCallbackGroup)
+        assert isinstance(listener.executor, SingleThreadedExecutor)
+        assert listener.tf_sub.topic_name == "/tf"
+        assert listener.tf_static_sub.topic_name == "/tf_static"
+        assert listener.buffer is buffer and listener.node is node
+    finally:
+        listener.executor.shutdown()
+        listener.dedicated_listener_thread.join(5.0)
+        assert not listener.dedicated_listener_thread.is_alive()
+        listener.unregister()
+        node.destroy_node()
+
+
+@pytest.mark.parametrize("kind", ["TransformBroadcaster", "StaticTransformBroadcaster"])
+def test_broadcasters_publish_as_tf2_ros(ros, kind):
+    import tf_shm
+    from tf2_msgs.msg import TFMessage
+
+    node = rclpy.create_node(f"bc_{kind}")
+    try:
+        ref, ours = getattr(tf2_ros, kind)(node), getattr(tf_shm, kind)(node)
+        assert ours.pub_tf.topic_name == ref.pub_tf.topic_name
+        assert ours.pub_tf.qos_profile == ref.pub_tf.qos_profile
+        got = []
+        topic = ref.pub_tf.topic_name
+        node.create_subscription(TFMessage, topic, got.append, ref.pub_tf.qos_profile)
+        ex = SingleThreadedExecutor()
+        ex.add_node(node)
+        ours.sendTransform([msg("map", "a", NS, (1.0, 0.0, 0.0))])
+        ours.sendTransform(msg("map", "b", NS, (2.0, 0.0, 0.0)))
+        static = kind.startswith("Static")
+        # Static: depth 1, so a late-matched subscriber may get only the last message, which
+        # holds every static transform sent so far.
+        want = [["a", "b"]] if static else [["a"], ["b"]]
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            ex.spin_once(timeout_sec=0.1)
+            children = [[t.child_frame_id for t in m.transforms] for m in got]
+            if children[-len(want) :] == want:
+                break
+        assert children[-len(want) :] == want
+        ex.shutdown()
+    finally:
+        node.destroy_node()
