@@ -24,5 +24,5 @@ mkdir -p "$out"
 g++ -std=c++17 -O2 -Wall -Wextra -I$crate/include -isystem "$tf2/include/tf2" -isystem "$tf2_ros" "${inc[@]}" \
   $crate/bench/tf2_buffer_bench.cpp -o "$out/tf2_buffer_bench" "$rel/libtf_shm_c.so" \
   "$rel/libtf_shm_c_testkit.so" "$tf2/lib/libtf2.so" "$ros/lib/librcutils.so" \
-  "-Wl,-rpath,$rel:$tf2/lib:$ros/lib" -lpthread -lm
+  "-Wl,--disable-new-dtags,-rpath,$rel:$tf2/lib:$ros/lib" -lpthread -lm
 "$out/tf2_buffer_bench"

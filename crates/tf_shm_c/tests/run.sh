@@ -58,7 +58,7 @@ if [ -z "$tf2_ros_inc" ] && [ -n "${TF_SHM_ROS_SOURCES:-}" ] &&
 fi
 if [ -n "${ros_inc[*]}" ] && [ -n "$tf2_prefix" ] && [ -n "$tf2_ros_inc" ] && [ -n "$rcutils_lib" ]; then
   tf2_args=(-isystem "$tf2_prefix/include/tf2" -isystem "$tf2_ros_inc"
-    "$tf2_prefix/lib/libtf2.so" "$rcutils_lib/librcutils.so" "-Wl,-rpath,$tf2_prefix/lib:$rcutils_lib")
+    "$tf2_prefix/lib/libtf2.so" "$rcutils_lib/librcutils.so" "-Wl,--disable-new-dtags,-rpath,$tf2_prefix/lib:$rcutils_lib")  # RPATH: also for libtf2's librcutils
 else
   echo "tf_shm_c: no ROS 2 tf2 (C++) with tf2_ros headers found (tf2: '${tf2_prefix}', tf2_ros: '${tf2_ros_inc}');" \
     "skipping the tf2 interface test (scripts/ros-env.sh setup installs tf2)" >&2
