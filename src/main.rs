@@ -10,6 +10,7 @@ mod params;
 mod ratelimit;
 mod ready;
 mod rendezvous_log;
+mod startup;
 mod tf_cdr;
 
 use std::collections::HashMap;
@@ -30,8 +31,10 @@ use params::{Cli, Param, Settings};
 use ratelimit::RateLimiter;
 use ready::Readiness;
 use rendezvous_log::RendezvousLog;
+use startup::{Phase, Timeline};
 
 fn main() -> ExitCode {
+    let timeline = Timeline::start();
     let argv: Vec<String> = std::env::args().collect();
     let cli = Cli::parse_from(params::split_args(&argv));
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -44,7 +47,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    match runtime.block_on(run(cli, timeline)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // ROS start-up errors come before logging exists.
@@ -107,6 +110,7 @@ fn open_arena(s: &Settings, log: &RendezvousLog) -> Result<Owner, String> {
 /// Everything the intake thread owns: the node, its subscriptions, the arena and the
 /// bookkeeping around them.
 struct Intake<A, B> {
+    timeline: Timeline,
     node: r2r::Node,
     tf: A,
     tf_static: B,
@@ -164,6 +168,16 @@ where
     A: Stream<Item = (Vec<u8>, MessageInfo)> + Unpin,
     B: Stream<Item = (Vec<u8>, MessageInfo)> + Unpin,
 {
+    /// Marks a phase; logs the timeline once both topics have delivered.
+    fn mark(&mut self, phase: Phase) {
+        if self.timeline.mark(phase)
+            && self.timeline.has(Phase::FirstTf)
+            && self.timeline.has(Phase::FirstStatic)
+        {
+            tracing::info!("start-up: {}", self.timeline.line());
+        }
+    }
+
     /// Spins, takes and writes until `stop`; then stops serving and releases the arena.
     fn run(mut self, stop: &AtomicBool) {
         let clock = self.node.get_ros_clock();
@@ -181,7 +195,16 @@ where
         let mut graph_at = Instant::now() - GRAPH_PERIOD;
         let mut static_publishers = None;
         while !stop.load(Ordering::Relaxed) {
-            let wait = next_tick.saturating_duration_since(Instant::now());
+            let mut wait = next_tick.saturating_duration_since(Instant::now());
+            if !self.timeline.has(Phase::FirstTf) {
+                // Start-up: the graph is watched for the first /tf publisher.
+                wait = wait.min(STARTUP_GRAPH_PERIOD);
+                let topic = &self.settings.tf_topic;
+                let seen = self.node.get_publishers_info_by_topic(topic, false);
+                if seen.is_ok_and(|p| !p.is_empty()) {
+                    self.timeline.mark(Phase::TfPublisherSeen);
+                }
+            }
             self.node.spin_once(wait);
             let mut check_clock = false;
             while let Some(Some((bytes, info))) = self.tf.next().now_or_never() {
@@ -189,12 +212,14 @@ where
                 if ingest_message(&mut self.owner, &mut ingest, &mut losses, &bytes, false) {
                     readiness.received(false, Instant::now());
                     check_clock = true;
+                    self.mark(Phase::FirstTf);
                 }
             }
             while let Some(Some((bytes, info))) = self.tf_static.next().now_or_never() {
                 losses.observe(&mut static_gaps, &info);
                 if ingest_message(&mut self.owner, &mut ingest, &mut losses, &bytes, true) {
                     readiness.received(true, Instant::now());
+                    self.mark(Phase::FirstStatic);
                 }
             }
             let now = Instant::now();
@@ -279,10 +304,14 @@ where
     }
 }
 
+/// How often the graph is asked for /tf's publishers until the first /tf message (the
+/// start-up timeline's discovery phase).
+const STARTUP_GRAPH_PERIOD: Duration = Duration::from_millis(10);
+
 /// The registered type of both topics (a raw subscription names its type).
 const TF_MESSAGE_TYPE: &str = "tf2_msgs/msg/TFMessage";
 
-async fn run(cli: Cli) -> Result<(), String> {
+async fn run(cli: Cli, mut timeline: Timeline) -> Result<(), String> {
     // Watched from the start: a SIGINT or SIGTERM while the arena is being created must stop
     // the bridge through the orderly path below (socket unlinked), not by the default action.
     use tokio::signal::unix::{signal, SignalKind};
@@ -291,8 +320,10 @@ async fn run(cli: Cli) -> Result<(), String> {
     let mut sigterm =
         signal(SignalKind::terminate()).map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let ctx = r2r::Context::create().map_err(|e| format!("cannot initialise ROS: {e}"))?;
+    timeline.mark(Phase::Context);
     let mut node = r2r::Node::create(ctx, "tf_shm_bridge", "")
         .map_err(|e| format!("cannot create node tf_shm_bridge: {e}"))?;
+    timeline.mark(Phase::Node);
     logging::init(&mut node)?;
     let ros = ros_params(&node);
     let settings = params::resolve(&cli, &ros)?;
@@ -301,6 +332,7 @@ async fn run(cli: Cli) -> Result<(), String> {
 
     let rendezvous_log = RendezvousLog::default();
     let owner = open_arena(&settings, &rendezvous_log)?;
+    timeline.mark(Phase::Arena);
     let stats = owner.view().stats();
     tracing::info!(
         "serving arena {} ({} MiB, {} frames max, cache time {} s, pool {} MiB) on {}",
@@ -340,7 +372,9 @@ async fn run(cli: Cli) -> Result<(), String> {
     let tf_static = node
         .subscribe_raw_with_info(&settings.tf_static_topic, TF_MESSAGE_TYPE, static_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_static_topic))?;
+    timeline.mark(Phase::Subscribed);
     let intake = Intake {
+        timeline,
         node,
         tf,
         tf_static,
