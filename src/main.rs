@@ -196,8 +196,9 @@ where
         let mut static_publishers = None;
         while !stop.load(Ordering::Relaxed) {
             let mut wait = next_tick.saturating_duration_since(Instant::now());
-            if !self.timeline.has(Phase::FirstTf) {
-                // Start-up: the graph is watched for the first /tf publisher.
+            if !ready && !self.timeline.has(Phase::TfPublisherSeen) {
+                // Start-up: the graph is watched for the first /tf publisher (until it is seen
+                // or the arena is ready: a graph query costs more than taking a message).
                 wait = wait.min(STARTUP_GRAPH_PERIOD);
                 let topic = &self.settings.tf_topic;
                 let seen = self.node.get_publishers_info_by_topic(topic, false);
@@ -304,7 +305,7 @@ where
     }
 }
 
-/// How often the graph is asked for /tf's publishers until the first /tf message (the
+/// How often the graph is asked for /tf's publishers at start-up, until one is seen (the
 /// start-up timeline's discovery phase).
 const STARTUP_GRAPH_PERIOD: Duration = Duration::from_millis(10);
 
