@@ -85,6 +85,13 @@ impl Ingest {
         }
     }
 
+    /// Logs a message that was not a TFMessage in plain CDR (rate-limited as refusals are).
+    pub fn report_malformed(&mut self, e: &crate::tf_cdr::CdrError) {
+        self.report("", "MALFORMED", || {
+            format!("message dropped, not a TFMessage in plain CDR: {e}")
+        });
+    }
+
     /// Logs (frame, reason) unless the rate limiter holds it back; a line after held-back
     /// repeats says how many.
     fn report(&mut self, frame: &str, reason: &'static str, text: impl FnOnce() -> String) {

@@ -11,28 +11,31 @@ mod params;
 mod ratelimit;
 mod ready;
 mod rendezvous_log;
+mod startup;
+mod tf_cdr;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use futures::StreamExt;
-use r2r::tf2_msgs::msg::TFMessage;
-use r2r::{ParameterValue, QosProfile};
-use tf_shm::validate::TransformInput;
+use futures::{FutureExt, Stream, StreamExt};
+use r2r::{MessageInfo, ParameterValue, QosProfile};
 use tf_shm::{Owner, Serve};
 
 use clock::{Jump, JumpDetector};
 use ingest::Ingest;
-use intake::Intake;
+use intake::{Gaps, Losses};
 use params::{Cli, Param, Settings};
 use ratelimit::RateLimiter;
 use ready::Readiness;
 use rendezvous_log::RendezvousLog;
+use startup::{Phase, Timeline};
 
 fn main() -> ExitCode {
+    let timeline = Timeline::start();
     let argv: Vec<String> = std::env::args().collect();
     let cli = Cli::parse_from(params::split_args(&argv));
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -45,7 +48,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    match runtime.block_on(run(cli, timeline)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // ROS start-up errors come before logging exists.
@@ -105,24 +108,45 @@ fn open_arena(s: &Settings, log: &RendezvousLog) -> Result<Owner, String> {
     open.serve().map_err(|e| e.to_string())
 }
 
-fn stamp_ns(t: &r2r::builtin_interfaces::msg::Time) -> i64 {
-    i64::from(t.sec) * 1_000_000_000 + i64::from(t.nanosec)
+/// Everything the intake thread owns: the node, its subscriptions, the arena and the
+/// bookkeeping around them.
+struct Intake<A, B> {
+    timeline: Timeline,
+    node: r2r::Node,
+    tf: A,
+    tf_static: B,
+    settings: Settings,
+    use_sim_time: bool,
+    owner: Owner,
+    rendezvous_log: RendezvousLog,
 }
 
+/// How often the periodic work runs (loss and refusal reports, readiness, the clock).
+const TICK: Duration = Duration::from_millis(100);
+/// How often the graph is asked for the static topic's publishers (until ready only: a graph
+/// query costs more than taking a message).
+const GRAPH_PERIOD: Duration = Duration::from_millis(100);
+
 /// Writes one message's transforms (waiting consumers are woken once, after the message);
-/// logs frames seen for the first time.
-fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_static: bool) {
+/// logs frames seen for the first time. A message that is not a TFMessage is counted and said.
+fn ingest_message(
+    owner: &mut Owner,
+    ingest: &mut Ingest,
+    losses: &mut Losses,
+    bytes: &[u8],
+    is_static: bool,
+) -> bool {
+    let transforms = match tf_cdr::decode(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            losses.malformed += 1;
+            ingest.report_malformed(&e);
+            return false;
+        }
+    };
     let before = owner.view().frames_created();
     owner.writer().batch(|writer| {
-        for t in &msg.transforms {
-            let (p, q) = (&t.transform.translation, &t.transform.rotation);
-            let input = TransformInput {
-                frame_id: &t.header.frame_id,
-                child_frame_id: &t.child_frame_id,
-                stamp: stamp_ns(&t.header.stamp),
-                translation: [p.x, p.y, p.z],
-                rotation: [q.x, q.y, q.z, q.w],
-            };
+        for input in transforms {
             ingest.apply(writer, &input, is_static);
         }
     });
@@ -132,6 +156,7 @@ fn ingest_message(owner: &mut Owner, ingest: &mut Ingest, msg: &TFMessage, is_st
             tracing::debug!(frame = %info.name, id, "new frame");
         }
     }
+    true
 }
 
 fn ros_now(clock: &std::sync::Mutex<r2r::Clock>) -> Option<i64> {
@@ -139,7 +164,156 @@ fn ros_now(clock: &std::sync::Mutex<r2r::Clock>) -> Option<i64> {
     c.get_now().ok().map(|d| d.as_nanos() as i64)
 }
 
-async fn run(cli: Cli) -> Result<(), String> {
+impl<A, B> Intake<A, B>
+where
+    A: Stream<Item = (Vec<u8>, MessageInfo)> + Unpin,
+    B: Stream<Item = (Vec<u8>, MessageInfo)> + Unpin,
+{
+    /// Marks a phase; logs the timeline once both topics have delivered.
+    fn mark(&mut self, phase: Phase) {
+        if self.timeline.mark(phase)
+            && self.timeline.has(Phase::FirstTf)
+            && self.timeline.has(Phase::FirstStatic)
+        {
+            tracing::info!("start-up: {}", self.timeline.line());
+        }
+    }
+
+    /// Spins, takes and writes until `stop`; then stops serving and releases the arena.
+    fn run(mut self, stop: &AtomicBool) {
+        let clock = self.node.get_ros_clock();
+        let mut readiness = Readiness::new(Instant::now());
+        let mut ready = false;
+        let mut jumps = JumpDetector::default();
+        let mut ingest = Ingest::default();
+        let mut losses = Losses::default();
+        let (mut tf_gaps, mut static_gaps) = (Gaps::default(), Gaps::default());
+        let mut lost_reported = 0u64;
+        let mut sequence_note = false;
+        let mut lost_log = RateLimiter::<()>::new(Duration::from_secs(10), 1, 1);
+        let mut summary_at = Instant::now();
+        let mut next_tick = Instant::now() + TICK;
+        let mut graph_at = Instant::now() - GRAPH_PERIOD;
+        let mut static_publishers = None;
+        while !stop.load(Ordering::Relaxed) {
+            let mut wait = next_tick.saturating_duration_since(Instant::now());
+            if !ready && !self.timeline.has(Phase::TfPublisherSeen) {
+                // Start-up: the graph is watched for the first /tf publisher (until it is seen
+                // or the arena is ready: a graph query costs more than taking a message).
+                wait = wait.min(STARTUP_GRAPH_PERIOD);
+                let topic = &self.settings.tf_topic;
+                let seen = self.node.get_publishers_info_by_topic(topic, false);
+                if seen.is_ok_and(|p| !p.is_empty()) {
+                    self.timeline.mark(Phase::TfPublisherSeen);
+                }
+            }
+            self.node.spin_once(wait);
+            let mut check_clock = false;
+            while let Some(Some((bytes, info))) = self.tf.next().now_or_never() {
+                losses.observe(&mut tf_gaps, &info);
+                if ingest_message(&mut self.owner, &mut ingest, &mut losses, &bytes, false) {
+                    readiness.received(false, Instant::now());
+                    check_clock = true;
+                    self.mark(Phase::FirstTf);
+                }
+            }
+            while let Some(Some((bytes, info))) = self.tf_static.next().now_or_never() {
+                losses.observe(&mut static_gaps, &info);
+                if ingest_message(&mut self.owner, &mut ingest, &mut losses, &bytes, true) {
+                    readiness.received(true, Instant::now());
+                    self.mark(Phase::FirstStatic);
+                }
+            }
+            let now = Instant::now();
+            if now >= next_tick {
+                next_tick = now + TICK;
+                check_clock = true;
+                ingest.report_held_back();
+                self.rendezvous_log.flush();
+                let lost = losses.total();
+                if lost > lost_reported {
+                    self.owner.writer().set_messages_lost(lost);
+                    // Once per period at most; the next line carries the running totals.
+                    if lost_log.check((), now).is_some() {
+                        tracing::warn!(
+                            "{} messages lost so far ({} since the last report): {} not \
+                             delivered by the middleware (more waiting than the QoS depth, or \
+                             replaced in a publisher's history), {} malformed (not a TFMessage \
+                             in plain CDR)",
+                            lost,
+                            lost - lost_reported,
+                            losses.middleware,
+                            losses.malformed,
+                        );
+                        lost_reported = lost;
+                    }
+                }
+                if !sequence_note && !losses.sequence_numbers {
+                    sequence_note = true;
+                    tracing::info!(
+                        "the middleware reports no publication sequence numbers: messages it \
+                         drops cannot be counted (only malformed ones are)"
+                    );
+                }
+            }
+            if !ready {
+                if now.duration_since(graph_at) >= GRAPH_PERIOD {
+                    graph_at = now;
+                    let topic = &self.settings.tf_static_topic;
+                    if let Ok(p) = self.node.get_publishers_info_by_topic(topic, false) {
+                        static_publishers = Some(p.len());
+                    }
+                }
+                ready = readiness.check(now, static_publishers);
+                if ready {
+                    self.owner.writer().declare_ready();
+                    tracing::info!("arena ready: consumers of an earlier arena switch to it now");
+                }
+            }
+            if check_clock {
+                if let Some(t) = ros_now(&clock) {
+                    match jumps.observe(t, self.use_sim_time) {
+                        Some(Jump::Backward(_)) => {
+                            tracing::warn!("Detected jump back in time. Clearing TF buffer.");
+                            self.owner.writer().clear();
+                        }
+                        Some(Jump::SourceChanged) => {
+                            tracing::warn!("Detected time source change. Clearing TF buffer.");
+                            self.owner.writer().clear();
+                        }
+                        None => {}
+                    }
+                }
+            }
+            if now.duration_since(summary_at) >= Duration::from_secs(60) {
+                summary_at = now;
+                let c = ingest.counts;
+                tracing::info!(
+                    "{} frames; {} samples stored, {} duplicates, {} refused, {} with history \
+                     cut, {} messages lost",
+                    self.owner.view().frames_created(),
+                    c.stored,
+                    c.duplicates,
+                    c.refused,
+                    c.history_cut,
+                    losses.total()
+                );
+            }
+        }
+        // Stop serving first, then release ownership and unlink (Owner's drop order); the node
+        // goes after the arena.
+        drop(self.owner);
+    }
+}
+
+/// How often the graph is asked for /tf's publishers at start-up, until one is seen (the
+/// start-up timeline's discovery phase).
+const STARTUP_GRAPH_PERIOD: Duration = Duration::from_millis(10);
+
+/// The registered type of both topics (a raw subscription names its type).
+const TF_MESSAGE_TYPE: &str = "tf2_msgs/msg/TFMessage";
+
+async fn run(cli: Cli, mut timeline: Timeline) -> Result<(), String> {
     // Watched from the start: a SIGINT or SIGTERM while the arena is being created must stop
     // the bridge through the orderly path below (socket unlinked), not by the default action.
     use tokio::signal::unix::{signal, SignalKind};
@@ -148,8 +322,10 @@ async fn run(cli: Cli) -> Result<(), String> {
     let mut sigterm =
         signal(SignalKind::terminate()).map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let ctx = r2r::Context::create().map_err(|e| format!("cannot initialise ROS: {e}"))?;
+    timeline.mark(Phase::Context);
     let mut node = r2r::Node::create(ctx, "tf_shm_bridge", "")
         .map_err(|e| format!("cannot create node tf_shm_bridge: {e}"))?;
+    timeline.mark(Phase::Node);
     logging::init(&mut node)?;
     let ros = ros_params(&node);
     let settings = params::resolve(&cli, &ros)?;
@@ -157,7 +333,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     let use_sim_time = matches!(ros.get("use_sim_time"), Some(Param::Bool(true)));
 
     let rendezvous_log = RendezvousLog::default();
-    let mut owner = open_arena(&settings, &rendezvous_log)?;
+    let owner = open_arena(&settings, &rendezvous_log)?;
+    timeline.mark(Phase::Arena);
     let stats = owner.view().stats();
     tracing::info!(
         "serving arena {} ({} MiB, {} frames max, cache time {} s, pool {} MiB) on {}",
@@ -192,114 +369,45 @@ async fn run(cli: Cli) -> Result<(), String> {
         .reliable()
         .transient_local();
     let tf = node
-        .subscribe_with_info::<TFMessage>(&settings.tf_topic, tf_qos)
+        .subscribe_raw_with_info(&settings.tf_topic, TF_MESSAGE_TYPE, tf_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_topic))?;
     let tf_static = node
-        .subscribe_with_info::<TFMessage>(&settings.tf_static_topic, static_qos)
+        .subscribe_raw_with_info(&settings.tf_static_topic, TF_MESSAGE_TYPE, static_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_static_topic))?;
     let frames = frames_service::create(&mut node)?;
     tokio::spawn(frames_service::serve(frames, owner.view().clone()));
-    let clock = node.get_ros_clock();
-    let mut intake = Intake::spawn(node, tf, tf_static, settings.tf_static_topic.clone())
-        .map_err(|e| format!("cannot start the spin thread: {e}"))?;
-    let mut readiness = Readiness::new(Instant::now());
-    let mut ready = false;
-
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
-    let mut jumps = JumpDetector::default();
-    let mut ingest = Ingest::default();
-    let mut lost_reported = 0u64;
-    let mut sequence_note = false;
-    let mut lost_log = RateLimiter::<()>::new(Duration::from_secs(10), 1, 1);
-    let mut summary_at = Instant::now();
-    loop {
-        let check_clock;
-        tokio::select! {
-            Some(r) = intake.rx.next() => {
-                ingest_message(&mut owner, &mut ingest, &r.msg, r.is_static);
-                intake.done();
-                readiness.received(r.is_static, Instant::now());
-                check_clock = !r.is_static;
-            }
-            _ = tick.tick() => {
-                check_clock = true;
-                ingest.report_held_back();
-                rendezvous_log.flush();
-                let lost = intake.shared.lost();
-                if lost > lost_reported {
-                    owner.writer().set_messages_lost(lost);
-                    // Once per period at most; the next line carries the running totals.
-                    if lost_log.check((), Instant::now()).is_some() {
-                        tracing::warn!(
-                            "{} messages lost so far ({} since the last report): {} not \
-                             delivered by the middleware (more waiting than the QoS depth, or \
-                             replaced in a publisher's history), {} dropped because the writer \
-                             fell more than {} messages behind",
-                            lost,
-                            lost - lost_reported,
-                            intake.shared.lost_middleware.load(Ordering::Relaxed),
-                            intake.shared.lost_queue.load(Ordering::Relaxed),
-                            intake::QUEUE_CAPACITY
-                        );
-                        lost_reported = lost;
-                    }
-                }
-                if !sequence_note && !intake.shared.sequence_numbers.load(Ordering::Relaxed) {
-                    sequence_note = true;
-                    tracing::info!(
-                        "the middleware reports no publication sequence numbers: messages it \
-                         drops cannot be counted (only those the bridge itself drops are)"
-                    );
-                }
-            }
-            _ = sigint.recv() => break,
-            _ = sigterm.recv() => break,
-        }
-        if !ready {
-            let publishers = intake.shared.static_publishers.load(Ordering::Relaxed);
-            ready = readiness.check(
-                Instant::now(),
-                (publishers != usize::MAX).then_some(publishers),
-            );
-            if ready {
-                intake.shared.graph_wanted.store(false, Ordering::Relaxed);
-                owner.writer().declare_ready();
-                tracing::info!("arena ready: consumers of an earlier arena switch to it now");
-            }
-        }
-        if check_clock {
-            if let Some(now) = ros_now(&clock) {
-                match jumps.observe(now, use_sim_time) {
-                    Some(Jump::Backward(_)) => {
-                        tracing::warn!("Detected jump back in time. Clearing TF buffer.");
-                        owner.writer().clear();
-                    }
-                    Some(Jump::SourceChanged) => {
-                        tracing::warn!("Detected time source change. Clearing TF buffer.");
-                        owner.writer().clear();
-                    }
-                    None => {}
-                }
-            }
-        }
-        if summary_at.elapsed() >= Duration::from_secs(60) {
-            summary_at = Instant::now();
-            let c = ingest.counts;
-            tracing::info!(
-                "{} frames; {} samples stored, {} duplicates, {} refused, {} with history cut, \
-                 {} messages lost",
-                owner.view().frames_created(),
-                c.stored,
-                c.duplicates,
-                c.refused,
-                c.history_cut,
-                intake.shared.lost()
-            );
-        }
+    timeline.mark(Phase::Subscribed);
+    let intake = Intake {
+        timeline,
+        node,
+        tf,
+        tf_static,
+        settings,
+        use_sim_time,
+        owner,
+        rendezvous_log,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (done_tx, done_rx) = futures::channel::oneshot::channel::<()>();
+    let thread = {
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("tf_shm-intake".into())
+            .spawn(move || {
+                intake.run(&stop);
+                let _ = done_tx.send(());
+            })
+            .map_err(|e| format!("cannot start the intake thread: {e}"))?
+    };
+    tokio::select! {
+        _ = sigint.recv() => {}
+        _ = sigterm.recv() => {}
+        _ = done_rx => {}
     }
-    // Stop serving first, then release ownership and unlink (Owner's drop order).
-    drop(owner);
-    intake.stop();
+    stop.store(true, Ordering::Relaxed);
+    thread
+        .join()
+        .map_err(|_| "the intake thread panicked".to_string())?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -690,6 +690,40 @@ impl Node {
 
     /// Subscribe to a ROS topic.
     ///
+    /// This function returns a `Stream` of ros messages as non-deserialized `Vec<u8>`:s, each
+    /// with the [`MessageInfo`] the middleware reported when it was taken; otherwise exactly
+    /// `subscribe_raw`. Added by tf_shm's local copy of r2r 0.9.7 (see `PATCHED.md`).
+    pub fn subscribe_raw_with_info(
+        &mut self, topic: &str, topic_type: &str, qos_profile: QosProfile,
+    ) -> Result<impl Stream<Item = (Vec<u8>, MessageInfo)> + Unpin> {
+        let msg = WrappedNativeMsgUntyped::new_from(topic_type)?;
+        let mut msg_buf: rcl_serialized_message_t =
+            unsafe { rcutils_get_zero_initialized_uint8_array() };
+        let ret = unsafe {
+            rcutils_uint8_array_init(
+                &mut msg_buf as *mut rcl_serialized_message_t,
+                0,
+                &rcutils_get_default_allocator(),
+            )
+        };
+        if ret != RCL_RET_OK as i32 {
+            return Err(Error::from_rcl_error(ret));
+        }
+        let subscription_handle =
+            create_subscription_helper(self.node_handle.as_mut(), topic, msg.ts, qos_profile)?;
+        let (sender, receiver) = mpsc::channel::<(Vec<u8>, MessageInfo)>(10);
+
+        let ws = RawInfoSubscriber {
+            rcl_handle: subscription_handle,
+            msg_buf,
+            sender,
+        };
+        self.subscribers.push(Box::new(ws));
+        Ok(receiver)
+    }
+
+    /// Subscribe to a ROS topic.
+    ///
     /// This function returns a `Stream` of ros messages without the rust convenience types.
     pub fn subscribe_native<T: 'static>(
         &mut self, topic: &str, qos_profile: QosProfile,

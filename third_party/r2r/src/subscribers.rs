@@ -152,6 +152,57 @@ where
     }
 }
 
+/// A raw subscription whose stream yields each serialized message with its [`MessageInfo`].
+///
+/// Added by tf_shm's local copy of r2r 0.9.7 (see `PATCHED.md` at the crate root).
+pub struct RawInfoSubscriber {
+    pub rcl_handle: rcl_subscription_t,
+    pub msg_buf: rcl_serialized_message_t,
+    pub sender: mpsc::Sender<(Vec<u8>, MessageInfo)>,
+}
+
+impl Subscriber_ for RawInfoSubscriber {
+    fn handle(&self) -> &rcl_subscription_t {
+        &self.rcl_handle
+    }
+
+    fn handle_incoming(&mut self) -> bool {
+        let mut msg_info = unsafe { rmw_get_zero_initialized_message_info() };
+        let ret = unsafe {
+            rcl_take_serialized_message(
+                &self.rcl_handle,
+                &mut self.msg_buf as *mut rcl_serialized_message_t,
+                &mut msg_info,
+                std::ptr::null_mut(),
+            )
+        };
+        if ret != RCL_RET_OK as i32 {
+            return false;
+        }
+        let data_bytes = if self.msg_buf.buffer == std::ptr::null_mut() {
+            Vec::new()
+        } else {
+            unsafe {
+                std::slice::from_raw_parts(self.msg_buf.buffer, self.msg_buf.buffer_length).to_vec()
+            }
+        };
+        if let Err(e) = self.sender.try_send((data_bytes, MessageInfo::from_rmw(&msg_info))) {
+            if e.is_disconnected() {
+                return true;
+            }
+            log::debug!("error {:?}", e)
+        }
+        false
+    }
+
+    fn destroy(&mut self, node: &mut rcl_node_t) {
+        unsafe {
+            rcl_subscription_fini(&mut self.rcl_handle, node);
+            rcutils_uint8_array_fini(&mut self.msg_buf as *mut rcl_serialized_message_t);
+        }
+    }
+}
+
 impl<T: 'static> Subscriber_ for NativeSubscriber<T>
 where
     T: WrappedTypesupport,

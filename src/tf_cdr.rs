@@ -1,0 +1,437 @@
+//! `tf2_msgs/msg/TFMessage` read straight from its serialized form, the bytes the middleware
+//! delivers (`rcl_take_serialized_message`): plain CDR (XCDR version 1, OMG DDS-XTypes 1.3
+//! §7.4.3.5, as rmw_fastrtps and rmw_cyclonedds write ROS 2 messages), either byte order.
+//! Names are borrowed from the buffer: nothing is allocated per message.
+//!
+//! Layout after the 4-byte encapsulation header (alignment counts from its end):
+//! `u32` transform count, then per transform `i32 sec, u32 nanosec`, `frame_id`,
+//! `child_frame_id` (each `u32` length counting a terminating NUL, then the bytes), padding to
+//! 8, then translation `x y z` and rotation `x y z w` as `f64`.
+//!
+//! A message is checked whole before any of it is used, so a malformed one is refused whole, as
+//! the middleware's own deserialisation refuses it ([`CdrError`]). Names are what r2r makes of
+//! them (rcl's C strings read by `r2r_rcl`): cut at the first NUL, and empty when not UTF-8
+//! (tf2 then refuses the transform for its empty frame id, and that refusal is counted).
+
+use std::fmt;
+
+use tf_shm::validate::TransformInput;
+
+/// Why a serialized message could not be read as a TFMessage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CdrError {
+    /// Not a plain CDR encapsulation (the 2-byte id; e.g. XCDR2's 0x0006/0x0007).
+    Encapsulation(u16),
+    /// The message ends inside a field: `need` bytes at offset `at` of `len`.
+    Truncated { at: usize, need: usize, len: usize },
+}
+
+impl fmt::Display for CdrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            CdrError::Encapsulation(id) => write!(
+                f,
+                "encapsulation 0x{id:04x} is not plain CDR (0x0000 big-endian, 0x0001 \
+                 little-endian)"
+            ),
+            CdrError::Truncated { at, need, len } => write!(
+                f,
+                "message of {len} bytes ends inside a field ({need} bytes wanted at offset {at})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CdrError {}
+
+/// Size of a transform without its names' bytes: stamp 8, two lengths 8, seven f64 56.
+const MIN_TRANSFORM: usize = 8 + 8 + 56;
+
+/// A CDR reader over one message body.
+#[derive(Debug)]
+struct Reader<'a> {
+    body: &'a [u8],
+    at: usize,
+    little: bool,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, align: usize, n: usize) -> Result<&'a [u8], CdrError> {
+        let start = self.at.next_multiple_of(align);
+        let end = start.checked_add(n).filter(|&e| e <= self.body.len());
+        let Some(end) = end else {
+            return Err(CdrError::Truncated {
+                at: start.min(self.body.len()) + 4,
+                need: n,
+                len: self.body.len() + 4,
+            });
+        };
+        self.at = end;
+        Ok(&self.body[start..end])
+    }
+
+    fn u32(&mut self) -> Result<u32, CdrError> {
+        let b: [u8; 4] = self.take(4, 4)?.try_into().expect("4 bytes");
+        Ok(if self.little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        })
+    }
+
+    fn f64(&mut self) -> Result<f64, CdrError> {
+        let b: [u8; 8] = self.take(8, 8)?.try_into().expect("8 bytes");
+        Ok(if self.little {
+            f64::from_le_bytes(b)
+        } else {
+            f64::from_be_bytes(b)
+        })
+    }
+
+    /// A CDR string as r2r reads it (see the module documentation).
+    fn name(&mut self) -> Result<&'a str, CdrError> {
+        let n = self.u32()? as usize;
+        let bytes = self.take(1, n)?;
+        let bytes = match bytes.iter().position(|&b| b == 0) {
+            Some(nul) => &bytes[..nul],
+            None => bytes,
+        };
+        Ok(std::str::from_utf8(bytes).unwrap_or(""))
+    }
+
+    fn transform(&mut self) -> Result<TransformInput<'a>, CdrError> {
+        let sec = self.u32()? as i32;
+        let nanosec = self.u32()?;
+        let frame_id = self.name()?;
+        let child_frame_id = self.name()?;
+        let mut v = [0.0; 7];
+        for x in &mut v {
+            *x = self.f64()?;
+        }
+        Ok(TransformInput {
+            frame_id,
+            child_frame_id,
+            stamp: i64::from(sec) * 1_000_000_000 + i64::from(nanosec),
+            translation: [v[0], v[1], v[2]],
+            rotation: [v[3], v[4], v[5], v[6]],
+        })
+    }
+}
+
+/// The transforms of one serialized TFMessage, checked whole; iterating yields them in order.
+#[derive(Debug)]
+pub struct Transforms<'a> {
+    reader: Reader<'a>,
+    left: usize,
+}
+
+impl<'a> Iterator for Transforms<'a> {
+    type Item = TransformInput<'a>;
+
+    fn next(&mut self) -> Option<TransformInput<'a>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        // Checked by `decode` before this iterator was made: cannot fail.
+        self.reader.transform().ok()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Transforms<'_> {}
+
+/// Reads a serialized TFMessage: every transform is checked before the first is returned.
+/// Bytes after the last transform (CDR padding) are ignored, as the middleware ignores them.
+pub fn decode(message: &[u8]) -> Result<Transforms<'_>, CdrError> {
+    if message.len() < 4 {
+        return Err(CdrError::Truncated {
+            at: 0,
+            need: 4,
+            len: message.len(),
+        });
+    }
+    let id = u16::from_be_bytes([message[0], message[1]]);
+    let little = match id {
+        0x0000 => false,
+        0x0001 => true,
+        other => return Err(CdrError::Encapsulation(other)),
+    };
+    let mut reader = Reader {
+        body: &message[4..],
+        at: 0,
+        little,
+    };
+    let count = reader.u32()? as usize;
+    let start = reader.at;
+    // A count the bytes cannot hold fails here, before any per-transform work.
+    let room = (reader.body.len() - start) / MIN_TRANSFORM;
+    if count > room {
+        return Err(CdrError::Truncated {
+            at: start + 4,
+            need: count.saturating_mul(MIN_TRANSFORM),
+            len: message.len(),
+        });
+    }
+    for _ in 0..count {
+        reader.transform()?;
+    }
+    reader.at = start;
+    Ok(Transforms {
+        reader,
+        left: count,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A little-endian message built field by field (the test's own CDR writer).
+    #[derive(Default)]
+    struct Cdr(Vec<u8>);
+
+    impl Cdr {
+        fn new(encapsulation: [u8; 4]) -> Cdr {
+            Cdr(encapsulation.to_vec())
+        }
+        fn pad(&mut self, align: usize) {
+            let padded = 4 + (self.0.len() - 4).next_multiple_of(align);
+            self.0.resize(padded, 0);
+        }
+        fn u32(&mut self, v: u32, be: bool) -> &mut Self {
+            self.pad(4);
+            let b = if be { v.to_be_bytes() } else { v.to_le_bytes() };
+            self.0.extend_from_slice(&b);
+            self
+        }
+        fn string(&mut self, s: &[u8], be: bool) -> &mut Self {
+            self.u32(s.len() as u32 + 1, be);
+            self.0.extend_from_slice(s);
+            self.0.push(0);
+            self
+        }
+        fn f64(&mut self, v: f64, be: bool) -> &mut Self {
+            self.pad(8);
+            let b = if be { v.to_be_bytes() } else { v.to_le_bytes() };
+            self.0.extend_from_slice(&b);
+            self
+        }
+        fn transform(&mut self, parent: &[u8], child: &[u8], base: f64, be: bool) -> &mut Self {
+            self.u32(7, be).u32(500, be);
+            self.string(parent, be).string(child, be);
+            for i in 0..7 {
+                self.f64(base + i as f64, be);
+            }
+            self
+        }
+    }
+
+    fn two(be: bool) -> Vec<u8> {
+        let mut m = Cdr::new(if be { [0, 0, 0, 0] } else { [0, 1, 0, 0] });
+        m.u32(2, be);
+        m.transform(b"map", b"odom", 1.0, be);
+        m.transform(b"odom", b"base_link", 10.0, be);
+        m.0
+    }
+
+    #[test]
+    fn both_byte_orders_read_the_same_transforms() {
+        for be in [false, true] {
+            let bytes = two(be);
+            let t: Vec<_> = decode(&bytes).unwrap().collect();
+            assert_eq!(t.len(), 2);
+            assert_eq!((t[0].frame_id, t[0].child_frame_id), ("map", "odom"));
+            assert_eq!((t[1].frame_id, t[1].child_frame_id), ("odom", "base_link"));
+            assert_eq!(t[0].stamp, 7_000_000_500);
+            assert_eq!(t[0].translation, [1.0, 2.0, 3.0]);
+            assert_eq!(t[1].rotation, [13.0, 14.0, 15.0, 16.0]);
+        }
+    }
+
+    #[test]
+    fn every_truncation_is_an_error() {
+        let bytes = two(false);
+        for n in 0..bytes.len() {
+            // The last transform's final f64 ends the message: every shorter prefix is cut.
+            assert!(
+                matches!(decode(&bytes[..n]), Err(CdrError::Truncated { .. })),
+                "prefix of {n} bytes accepted"
+            );
+        }
+        assert_eq!(decode(&bytes).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn trailing_padding_is_ignored() {
+        let mut bytes = two(false);
+        bytes.extend_from_slice(&[0, 0, 0]);
+        assert_eq!(decode(&bytes).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn other_encapsulations_are_refused() {
+        let mut bytes = two(false);
+        bytes[1] = 7; // XCDR2 little-endian
+        assert_eq!(decode(&bytes).err(), Some(CdrError::Encapsulation(7)));
+        assert!(decode(&bytes).unwrap_err().to_string().contains("0x0007"));
+    }
+
+    #[test]
+    fn a_count_the_bytes_cannot_hold_fails_before_reading() {
+        let mut m = Cdr::new([0, 1, 0, 0]);
+        m.u32(u32::MAX, false);
+        m.transform(b"a", b"b", 0.0, false);
+        assert!(matches!(decode(&m.0), Err(CdrError::Truncated { .. })));
+    }
+
+    #[test]
+    fn a_string_longer_than_the_message_fails() {
+        let mut m = Cdr::new([0, 1, 0, 0]);
+        m.u32(1, false)
+            .u32(0, false)
+            .u32(0, false)
+            .u32(0xffff_fff0, false);
+        m.0.resize(200, 0);
+        assert!(matches!(decode(&m.0), Err(CdrError::Truncated { .. })));
+    }
+
+    #[test]
+    fn names_are_read_as_r2r_reads_them() {
+        let mut m = Cdr::new([0, 1, 0, 0]);
+        m.u32(3, false);
+        m.transform(b"ma\0p", b"od\xffom", 0.0, false);
+        // Length 0 (no NUL at all) and a name without its NUL.
+        m.u32(0, false).u32(0, false).u32(0, false);
+        m.u32(3, false);
+        m.0.extend_from_slice(b"abc");
+        for i in 0..7 {
+            m.f64(i as f64, false);
+        }
+        m.transform(b"", b"x", 0.0, false);
+        let t: Vec<_> = decode(&m.0).unwrap().collect();
+        assert_eq!((t[0].frame_id, t[0].child_frame_id), ("ma", ""));
+        assert_eq!((t[1].frame_id, t[1].child_frame_id), ("", "abc"));
+        assert_eq!((t[2].frame_id, t[2].child_frame_id), ("", "x"));
+    }
+}
+
+/// Against the middleware's own serialisation: r2r's `to_serialized_bytes` and
+/// `from_serialized_bytes` (rmw_serialize / rmw_deserialize of the RMW in use).
+#[cfg(test)]
+mod against_rmw {
+    use super::*;
+    use proptest::prelude::*;
+    use r2r::geometry_msgs::msg::{Quaternion, Transform, TransformStamped, Vector3};
+    use r2r::tf2_msgs::msg::TFMessage;
+    use r2r::WrappedTypesupport;
+
+    fn name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z_/]{0,12}",
+            any::<String>().prop_map(|s| s.replace('\0', "")),
+        ]
+    }
+
+    fn transform() -> impl Strategy<Value = TransformStamped> {
+        (
+            (any::<i32>(), any::<u32>(), name(), name()),
+            prop::array::uniform7(any::<f64>()),
+        )
+            .prop_map(|((sec, nanosec, parent, child), v)| {
+                let mut t = TransformStamped::default();
+                t.header.stamp.sec = sec;
+                t.header.stamp.nanosec = nanosec;
+                t.header.frame_id = parent;
+                t.child_frame_id = child;
+                t.transform = Transform {
+                    translation: Vector3 {
+                        x: v[0],
+                        y: v[1],
+                        z: v[2],
+                    },
+                    rotation: Quaternion {
+                        x: v[3],
+                        y: v[4],
+                        z: v[5],
+                        w: v[6],
+                    },
+                };
+                t
+            })
+    }
+
+    fn message() -> impl Strategy<Value = TFMessage> {
+        prop::collection::vec(transform(), 0..6).prop_map(|transforms| TFMessage { transforms })
+    }
+
+    /// Field by field, f64 by their bits (NaN payloads included).
+    fn same(ours: &[TransformInput<'_>], theirs: &TFMessage) -> Result<(), TestCaseError> {
+        prop_assert_eq!(ours.len(), theirs.transforms.len());
+        for (a, b) in ours.iter().zip(&theirs.transforms) {
+            let (p, q) = (&b.transform.translation, &b.transform.rotation);
+            prop_assert_eq!(a.frame_id, b.header.frame_id.as_str());
+            prop_assert_eq!(a.child_frame_id, b.child_frame_id.as_str());
+            let stamp =
+                i64::from(b.header.stamp.sec) * 1_000_000_000 + i64::from(b.header.stamp.nanosec);
+            prop_assert_eq!(a.stamp, stamp);
+            let theirs = [p.x, p.y, p.z, q.x, q.y, q.z, q.w].map(f64::to_bits);
+            let ours = [a.translation.as_slice(), a.rotation.as_slice()].concat();
+            prop_assert_eq!(ours.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), theirs);
+        }
+        Ok(())
+    }
+
+    /// Where the two readers may differ, `None`; else whether both accept and agree.
+    fn compare(bytes: &[u8]) -> Result<(), TestCaseError> {
+        let theirs = TFMessage::from_serialized_bytes(bytes);
+        match (decode(bytes), theirs) {
+            (Ok(ours), Ok(theirs)) => same(&ours.collect::<Vec<_>>(), &theirs),
+            (Err(_), Err(_)) => Ok(()),
+            (Ok(ours), Err(e)) => Err(TestCaseError::fail(format!(
+                "accepted {} transforms the middleware refuses ({e})",
+                ours.len()
+            ))),
+            (Err(e), Ok(theirs)) => Err(TestCaseError::fail(format!(
+                "refused ({e}) {} transforms the middleware reads",
+                theirs.transforms.len()
+            ))),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn reads_what_the_middleware_writes(m in message()) {
+            let bytes = m.to_serialized_bytes().unwrap();
+            let ours: Vec<_> = decode(&bytes).unwrap().collect();
+            same(&ours, &m)?;
+            compare(&bytes)?;
+        }
+
+        #[test]
+        fn cut_messages_are_refused_as_the_middleware_refuses_them(
+            m in message(), cut in any::<prop::sample::Index>()
+        ) {
+            let bytes = m.to_serialized_bytes().unwrap();
+            compare(&bytes[..cut.index(bytes.len() + 1)])?;
+        }
+
+        #[test]
+        fn corrupted_messages_agree_with_the_middleware(
+            m in message(),
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)
+        ) {
+            let mut bytes = m.to_serialized_bytes().unwrap();
+            for (at, v) in edits {
+                let i = at.index(bytes.len());
+                bytes[i] = v;
+            }
+            compare(&bytes)?;
+        }
+    }
+}
