@@ -132,6 +132,32 @@ def test_every_name_tf2_ros_exports_is_in_tf_shm():
     assert tf_shm.TypeException is tf2_ros.TypeException
 
 
+def test_star_import_and_incidental_names_port():
+    """`from tf2_ros import *` (tf2_ros has no __all__: every public name, including what its
+    modules import) and `tf2_ros.TransformStamped()`, as real nodes write them, port to tf_shm:
+    the same names, tf2_ros's own objects except tf_shm's replacements and tf_shm's modules."""
+    import tf_shm
+
+    theirs, ours = {}, {}
+    exec("from tf2_ros import *", theirs)  # noqa: S102 - the import form under test
+    exec("from tf_shm import *", ours)  # noqa: S102
+    theirs = {k: v for k, v in theirs.items() if not k.startswith("__")}
+    missing = sorted(set(theirs) - set(ours))
+    assert not missing, f"`from tf_shm import *` lacks: {missing}"
+    replaced = {"Buffer", "TransformListener", "TransformBroadcaster", "StaticTransformBroadcaster"}
+    modules = {"buffer", "buffer_client", "buffer_interface", "transform_listener"}
+    modules |= {"transform_broadcaster", "static_transform_broadcaster"}
+    for name, value in theirs.items():
+        if name in replaced:
+            assert ours[name] is getattr(tf_shm, name), name
+        elif name in modules:
+            assert ours[name] is importlib.import_module(f"tf_shm.{name}"), name
+        else:
+            assert ours[name] is value, name
+    assert tf_shm.TransformStamped is TransformStamped
+    assert tf_shm.Duration is Duration
+
+
 # ---- tf2_py's BufferCore methods, side by side -------------------------------------------------
 
 
