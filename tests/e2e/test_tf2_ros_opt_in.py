@@ -381,7 +381,14 @@ def _assert_unsubscribed(result, hooked, subscribed):
 
 def _assert_tf2_answers(answers, result):
     assert len(answers) == len(result["answers"])
-    for a, want in zip(answers, result["answers"]):
+    pairs = list(zip(answers, result["answers"]))
+    # The reference may have matched /tf after the bridge did: answers at stamps older than its
+    # first sample (tf2: extrapolation into the past) can lead; they are not compared, the rest
+    # are, and at least two remain.
+    while pairs and "extrapolation into the past" in pairs[0][1].get("error", ""):
+        pairs.pop(0)
+    assert len(pairs) >= 2, result
+    for a, want in pairs:
         assert "error" not in want, (a, want)
         assert a["frames"] == ["starboard_wheel", "sonar_2"], a
         worst = max(abs(x - y) for x, y in zip(a["xyz"] + a["xyzw"], want["xyz"] + want["xyzw"]))
