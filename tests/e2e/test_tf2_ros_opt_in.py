@@ -514,10 +514,10 @@ def test_launch_file_switches_a_robots_launch_file_with_one_argument(
         def enough():
             run.check_alive(launch)
             got = [a for a in _answers(launch, since) if a["node"] == "launched_async"]
-            return len(got) >= 3 and got
+            return len(got) >= 4 and got
 
         try:
-            answers = wait_for("3 answers of the launched async example", enough, 60)
+            answers = wait_for("4 answers of the launched async example", enough, 60)
         except pytest.fail.Exception:
             lines = launch.log.read_text().splitlines()
             pytest.fail("\n".join(x for x in lines if not x.startswith("[frame_dumper-")))
