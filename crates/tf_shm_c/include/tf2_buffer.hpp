@@ -279,7 +279,13 @@ public:
   /// tf2::BufferCore::allFramesAsString.
   std::string allFramesAsString() const {return buffer_.allFramesAsString();}
   /// tf2::BufferCore::getCacheLength: the arena's cache time (the bridge's).
-  tf2::Duration getCacheLength() const {return tf2::Duration(cacheTimeNs());}
+  /// Read at each call: an empty buffer takes the bridge's cache time when it joins.
+  tf2::Duration getCacheLength() const
+  {
+    std::int64_t ns = 0;
+    check(tf_shm_buffer_cache_time(h_, &ns));
+    return tf2::Duration(ns);
+  }
 
   /// Whether the buffer has joined a bridge's arena (false while the default constructor waits
   /// for a bridge; see tf_shm::Buffer::joined()).
@@ -417,24 +423,18 @@ private:
       "Failed to transform from " + source + " to " + target));
   }
 
-  /// The arena's cache time, ns: read each time, as an empty buffer takes the bridge's when it
-  /// joins.
-  std::int64_t cacheTimeNs() const
-  {
-    std::int64_t ns = 0;
-    check(tf_shm_buffer_cache_time(h_, &ns));
-    return ns;
-  }
-
   /// tf2::BufferCore's "never transformable" test: a latest common time (where both frames are
   /// known) newer than `time` by more than the cache time.
   bool tooOld(const std::string & target, const std::string & source, tf2::TimePoint time) const
   {
-    std::int64_t latest = 0;
-    if (tf_shm_get_latest_common_time(h_, target.c_str(), source.c_str(), &latest) != TF_SHM_OK) {
+    // No throw: this runs in the waiter's step, which must not unwind.
+    std::int64_t latest = 0, cache = 0;
+    if (tf_shm_get_latest_common_time(h_, target.c_str(), source.c_str(), &latest) != TF_SHM_OK ||
+      tf_shm_buffer_cache_time(h_, &cache) != TF_SHM_OK)
+    {
       return false;
     }
-    return latest != 0 && toNs(time) + cacheTimeNs() < latest;
+    return latest != 0 && toNs(time) + cache < latest;
   }
 
   Outcome test(const Request & r, std::chrono::steady_clock::time_point now) const
