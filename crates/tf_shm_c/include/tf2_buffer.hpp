@@ -4,7 +4,8 @@
 // unchanged: tf2_ros::MessageFilter<M, tf_shm::Tf2Buffer>, RViz-style users, anything that
 // holds a tf2::BufferCoreInterface& or tf2_ros::AsyncBufferInterface&.
 //
-//   tf_shm::Tf2Buffer buffer;   // the bridge of $ROS_DOMAIN_ID (was: tf2_ros::Buffer + listener)
+//   tf_shm::Tf2Buffer buffer;   // the bridge of $ROS_DOMAIN_ID (was: tf2_ros::Buffer + listener);
+//                               // empty until that bridge serves, as a tf2_ros::Buffer is
 //   geometry_msgs::msg::TransformStamped t =
 //     buffer.lookupTransform("map", "base_link", tf2::TimePointZero);  // T_map_base_link
 //   try { ... } catch (const tf2::ExtrapolationException & e) { ... }   // tf2's own classes
@@ -118,16 +119,25 @@ inline geometry_msgs::msg::TransformStamped toMsg(
 class Tf2Buffer : public tf2::BufferCoreInterface, public tf2_ros::AsyncBufferInterface
 {
 public:
-  /// Opens the arena `name` ("" for $TF_SHM_NAME / "default") of ROS domain `domain` (negative
-  /// for $TF_SHM_DOMAIN / $ROS_DOMAIN_ID / 0). With `wait_for_bridge` > 0, waits up to that long
-  /// for a bridge to serve it. Throws tf_shm::Error (TF_SHM_OPEN_ERROR: no bridge, permissions,
-  /// another tf_shm version, or an ABI mismatch between this header and the loaded library).
-  explicit Tf2Buffer(
-    const std::string & name = "", int domain = -1,
-    tf2::Duration wait_for_bridge = tf2::Duration::zero())
-  : buffer_(name, domain, wait_for_bridge), h_(buffer_.handle())
+  /// As a tf2_ros::Buffer is made: never fails for want of a bridge. Joins the arena `name` (""
+  /// for $TF_SHM_NAME / "default") of ROS domain `domain` (negative for $TF_SHM_DOMAIN /
+  /// $ROS_DOMAIN_ID / 0) at once when a bridge serves it; else the buffer is empty (lookups
+  /// throw tf2::LookupException with tf2's text, canTransform is false, waitForTransform
+  /// waits) until a bridge serves, which it notices within ~20 ms, completing the waits that
+  /// began before (tf_shm::Buffer's open_or_empty constructor). joined() tells which. Throws
+  /// tf_shm::Error (TF_SHM_OPEN_ERROR) only for what waiting cannot fix: a bad name, a bridge
+  /// that refuses us (another tf_shm version), an ABI mismatch with the loaded library.
+  explicit Tf2Buffer(const std::string & name = "", int domain = -1)
+  : Tf2Buffer(Buffer(open_or_empty, name, domain)) {}
+  /// For tools that need a bridge now: opens the arena as above but throws tf_shm::Error
+  /// (TF_SHM_OPEN_ERROR) when no bridge serves it, at once with `wait_for_bridge` zero, else
+  /// after waiting up to that long for one (tf_shm::Buffer's opening constructor).
+  Tf2Buffer(const std::string & name, int domain, tf2::Duration wait_for_bridge)
+  : Tf2Buffer(Buffer(name, domain, wait_for_bridge)) {}
+  /// Answers from an open tf_shm::Buffer (either constructor of tf_shm.hpp), taking it over.
+  explicit Tf2Buffer(Buffer && buffer)
+  : buffer_(std::move(buffer)), h_(buffer_.handle())
   {
-    check(tf_shm_buffer_cache_time(h_, &cache_time_ns_));
     waiter_ = std::thread([this] {serve();});
   }
   Tf2Buffer(const Tf2Buffer &) = delete;
@@ -269,7 +279,17 @@ public:
   /// tf2::BufferCore::allFramesAsString.
   std::string allFramesAsString() const {return buffer_.allFramesAsString();}
   /// tf2::BufferCore::getCacheLength: the arena's cache time (the bridge's).
-  tf2::Duration getCacheLength() const {return tf2::Duration(cache_time_ns_);}
+  /// Read at each call: an empty buffer takes the bridge's cache time when it joins.
+  tf2::Duration getCacheLength() const
+  {
+    std::int64_t ns = 0;
+    check(tf_shm_buffer_cache_time(h_, &ns));
+    return tf2::Duration(ns);
+  }
+
+  /// Whether the buffer has joined a bridge's arena (false while the default constructor waits
+  /// for a bridge; see tf_shm::Buffer::joined()).
+  bool joined() const {return buffer_.joined();}
 
   /// tf2_ros::Buffer::waitForTransform. The future is completed, and then `callback` called
   /// with it, as tf2_ros::Buffer does:
@@ -407,11 +427,14 @@ private:
   /// known) newer than `time` by more than the cache time.
   bool tooOld(const std::string & target, const std::string & source, tf2::TimePoint time) const
   {
-    std::int64_t latest = 0;
-    if (tf_shm_get_latest_common_time(h_, target.c_str(), source.c_str(), &latest) != TF_SHM_OK) {
+    // No throw: this runs in the waiter's step, which must not unwind.
+    std::int64_t latest = 0, cache = 0;
+    if (tf_shm_get_latest_common_time(h_, target.c_str(), source.c_str(), &latest) != TF_SHM_OK ||
+      tf_shm_buffer_cache_time(h_, &cache) != TF_SHM_OK)
+    {
       return false;
     }
-    return latest != 0 && toNs(time) + cache_time_ns_ < latest;
+    return latest != 0 && toNs(time) + cache < latest;
   }
 
   Outcome test(const Request & r, std::chrono::steady_clock::time_point now) const
@@ -507,7 +530,6 @@ private:
 
   Buffer buffer_;
   tf_shm_buffer h_;
-  std::int64_t cache_time_ns_ = 0;
 
   mutable std::mutex m_;
   std::condition_variable idle_, acked_;

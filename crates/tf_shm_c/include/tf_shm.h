@@ -116,6 +116,35 @@ tf_shm_status tf_shm_buffer_open(const char *name,
                                  int64_t timeout_ns,
                                  struct tf_shm_buffer *out);
 
+// Opens a buffer whether or not a bridge serves yet, as a tf2_ros `Buffer` is made
+// (`tf_shm::Join::open_or_empty`): joined at once when a bridge serves the arena; otherwise an
+// empty buffer (lookups fail with `TF_SHM_LOOKUP_EXCEPTION` and tf2's text, `can_transform`
+// is false, waits wait) that joins the arena within ~20 ms of a bridge serving it, waking
+// the waits that began before. [`tf_shm_buffer_joined`] tells which. For nodes; tools that
+// need a bridge now use [`tf_shm_buffer_open`].
+//
+// `name`, `domain` and `out` as for [`tf_shm_buffer_open`].
+//
+// Errors: [`TF_SHM_OPEN_ERROR`] only for what waiting cannot fix (a bad name, a bridge that
+// refuses us, e.g. another tf_shm version), [`TF_SHM_NULL_ARGUMENT`],
+// [`TF_SHM_TOO_MANY_HANDLES`].
+//
+// # Safety
+// `name` is NULL or a NUL-terminated string; `out` is NULL or writable.
+tf_shm_status tf_shm_buffer_open_or_empty(const char *name,
+                                          int32_t domain,
+                                          struct tf_shm_buffer *out);
+
+// Whether the buffer has joined a bridge's arena: always for [`tf_shm_buffer_open`]; for
+// [`tf_shm_buffer_open_or_empty`], false until a bridge served (stays true once joined, also
+// while a restarted bridge is awaited).
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+//
+// # Safety
+// `out` is NULL or writable.
+tf_shm_status tf_shm_buffer_joined(struct tf_shm_buffer buffer, bool *out);
+
 // Closes a buffer. Calls in flight on other threads finish first; the mapping is released
 // when the last call and the last [`tf_shm_pair`] of this buffer are gone. Pairs of a closed
 // buffer answer [`TF_SHM_INVALID_HANDLE`].

@@ -238,6 +238,14 @@ private:
   std::string target_, source_;
 };
 
+/// Tag of the Buffer constructor that does not need a bridge yet: `tf_shm::Buffer
+/// buffer(tf_shm::open_or_empty);` (tf_shm_buffer_open_or_empty).
+struct OpenOrEmpty
+{
+  explicit OpenOrEmpty() = default;
+};
+inline constexpr OpenOrEmpty open_or_empty{};
+
 /// tf2_ros::Buffer's reading half over a tf_shm arena: RAII (closes on destruction), movable,
 /// every method const and safe to call from several threads at once. A moved-from Buffer
 /// throws tf_shm::Error(TF_SHM_INVALID_HANDLE).
@@ -251,13 +259,21 @@ public:
   explicit Buffer(
     const std::string & name = "", int domain = -1, Duration wait_for_bridge = Duration::zero())
   {
-    if (!tf_shm_abi_ok()) {
-      throw Error(TF_SHM_OPEN_ERROR, "tf_shm: libtf_shm_c has ABI " +
-        std::to_string(tf_shm_abi_version()) + ", this tf_shm.hpp was built for ABI " +
-        std::to_string(TF_SHM_ABI_VERSION));
-    }
+    checkAbi();
     detail::check(tf_shm_buffer_open(name.empty() ? nullptr : name.c_str(), domain,
       wait_for_bridge.count(), &h_));
+  }
+  /// Opens the arena as a tf2_ros::Buffer is made, whether or not a bridge serves it yet: joined
+  /// at once when one does, else empty (lookups throw tf_shm::LookupException with tf2's text,
+  /// canTransform is false, timed calls wait) until a bridge serves, which the buffer notices
+  /// within ~20 ms (waits that began before wake then); joined() tells which. `name` and
+  /// `domain` as above. Throws tf_shm::Error (TF_SHM_OPEN_ERROR) only for what waiting cannot
+  /// fix: a bad name, a bridge that refuses us (another tf_shm version), an ABI mismatch.
+  explicit Buffer(OpenOrEmpty, const std::string & name = "", int domain = -1)
+  {
+    checkAbi();
+    detail::check(tf_shm_buffer_open_or_empty(name.empty() ? nullptr : name.c_str(), domain,
+      &h_));
   }
   Buffer(Buffer && o) noexcept : h_(std::exchange(o.h_, tf_shm_buffer{0})) {}
   Buffer & operator=(Buffer && o) noexcept
@@ -427,6 +443,16 @@ public:
     return n;
   }
 
+  /// Whether the buffer has joined a bridge's arena: always for the opening constructor; for
+  /// the open_or_empty one, false until a bridge served (then true for good, also while a
+  /// restarted bridge is awaited).
+  bool joined() const
+  {
+    bool j = false;
+    detail::check(tf_shm_buffer_joined(h_, &j));
+    return j;
+  }
+
   /// Deprecated: use arena_swaps(), which this returns (the old name counts arena swaps, not
   /// a generation).
   std::uint64_t generation() const {return arena_swaps();}
@@ -435,6 +461,14 @@ public:
   tf_shm_buffer handle() const noexcept {return h_;}
 
 private:
+  static void checkAbi()
+  {
+    if (!tf_shm_abi_ok()) {
+      throw Error(TF_SHM_OPEN_ERROR, "tf_shm: libtf_shm_c has ABI " +
+        std::to_string(tf_shm_abi_version()) + ", this tf_shm.hpp was built for ABI " +
+        std::to_string(TF_SHM_ABI_VERSION));
+    }
+  }
   void reset() noexcept
   {
     if (h_.id != 0) {tf_shm_buffer_close(h_);}

@@ -214,26 +214,96 @@ pub unsafe extern "C" fn tf_shm_buffer_open(
     const F: &str = "tf_shm_buffer_open";
     guard(F, || {
         let out = crate::out(F, "out", out)?;
-        let mut open = Join::new();
-        if !name.is_null() {
-            // SAFETY: non-NULL, NUL-terminated by contract.
-            open = open.name(&unsafe { self::name(F, "name", name) }?);
-        }
-        if let Ok(d) = u32::try_from(domain) {
-            open = open.domain(d);
-        }
+        // SAFETY: by the caller's contract.
+        let open = unsafe { join(F, name, domain) }?;
         let buffer = if timeout_ns > 0 {
             open.await_open(duration(timeout_ns))?
         } else {
             open.open()?
         };
-        let id = BUFFERS
-            .insert(BufferEntry {
-                buffer,
-                closed: AtomicBool::new(false),
-            })
-            .ok_or_else(|| Fail::new(TF_SHM_TOO_MANY_HANDLES, format!("{F}: too many handles")))?;
-        *out = tf_shm_buffer { id };
+        *out = insert_buffer(F, buffer)?;
+        Ok(())
+    })
+}
+
+/// The `Join` of an open call's `name` and `domain` arguments.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
+unsafe fn join(function: &str, name: *const c_char, domain: i32) -> Result<Join, Fail> {
+    let mut open = Join::new();
+    if !name.is_null() {
+        // SAFETY: non-NULL, NUL-terminated by contract.
+        open = open.name(&unsafe { self::name(function, "name", name) }?);
+    }
+    if let Ok(d) = u32::try_from(domain) {
+        open = open.domain(d);
+    }
+    Ok(open)
+}
+
+fn insert_buffer(function: &str, buffer: Buffer) -> Result<tf_shm_buffer, Fail> {
+    let id = BUFFERS
+        .insert(BufferEntry {
+            buffer,
+            closed: AtomicBool::new(false),
+        })
+        .ok_or_else(|| {
+            Fail::new(
+                TF_SHM_TOO_MANY_HANDLES,
+                format!("{function}: too many handles"),
+            )
+        })?;
+    Ok(tf_shm_buffer { id })
+}
+
+/// Opens a buffer whether or not a bridge serves yet, as a tf2_ros `Buffer` is made
+/// (`tf_shm::Join::open_or_empty`): joined at once when a bridge serves the arena; otherwise an
+/// empty buffer (lookups fail with `TF_SHM_LOOKUP_EXCEPTION` and tf2's text, `can_transform`
+/// is false, waits wait) that joins the arena within ~20 ms of a bridge serving it, waking
+/// the waits that began before. [`tf_shm_buffer_joined`] tells which. For nodes; tools that
+/// need a bridge now use [`tf_shm_buffer_open`].
+///
+/// `name`, `domain` and `out` as for [`tf_shm_buffer_open`].
+///
+/// Errors: [`TF_SHM_OPEN_ERROR`] only for what waiting cannot fix (a bad name, a bridge that
+/// refuses us, e.g. another tf_shm version), [`TF_SHM_NULL_ARGUMENT`],
+/// [`TF_SHM_TOO_MANY_HANDLES`].
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_open_or_empty(
+    name: *const c_char,
+    domain: i32,
+    out: *mut tf_shm_buffer,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_open_or_empty";
+    guard(F, || {
+        let out = crate::out(F, "out", out)?;
+        // SAFETY: by the caller's contract.
+        let open = unsafe { join(F, name, domain) }?;
+        *out = insert_buffer(F, open.open_or_empty()?)?;
+        Ok(())
+    })
+}
+
+/// Whether the buffer has joined a bridge's arena: always for [`tf_shm_buffer_open`]; for
+/// [`tf_shm_buffer_open_or_empty`], false until a bridge served (stays true once joined, also
+/// while a restarted bridge is awaited).
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_joined(
+    buffer: tf_shm_buffer,
+    out: *mut bool,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_joined";
+    with_buffer(F, buffer, |b| {
+        *crate::out(F, "out", out)? = b.joined();
         Ok(())
     })
 }

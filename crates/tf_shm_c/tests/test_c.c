@@ -379,6 +379,44 @@ static void test_timeouts(void) {
   CHECK(st == TF_SHM_OK, "%s %s", tf_shm_status_name(st), tf_shm_last_error_message());
 }
 
+/* A buffer opened before any bridge serves (tf_shm_buffer_open_or_empty): empty, then joined
+ * when a bridge serves, waking a timed lookup that began before. */
+struct serve_arg {
+  const char *dir;
+  TestOwner *o;
+};
+static void *serve_late(void *arg) {
+  struct serve_arg *a = arg;
+  usleep(150000);
+  a->o = tf_shm_testkit_serve(a->dir, "early_c", 0);
+  scenario_set(a->o, "map", "early", T0, 6.0, 0.0, 0.0, 0.0, 1);
+  return NULL;
+}
+static void test_open_or_empty(const char *dir) {
+  tf_shm_buffer b = {0};
+  bool joined = true;
+  CHECK(tf_shm_buffer_open_or_empty("early_c", 0, NULL) == TF_SHM_NULL_ARGUMENT, "out NULL");
+  int st = tf_shm_buffer_open_or_empty("early_c", 0, &b);
+  CHECK(st == TF_SHM_OK, "open_or_empty without a bridge: %s", tf_shm_last_error_message());
+  CHECK(tf_shm_buffer_joined(b, NULL) == TF_SHM_NULL_ARGUMENT, "joined NULL");
+  CHECK(tf_shm_buffer_joined(b, &joined) == TF_SHM_OK && !joined, "not joined yet");
+  tf_shm_transform_stamped t;
+  st = tf_shm_lookup_transform(b, "map", "early", 0, &t);
+  CHECK(st == TF_SHM_LOOKUP_EXCEPTION, "empty: %s", tf_shm_status_name(st));
+  pthread_t th;
+  struct serve_arg a = {dir, NULL};
+  pthread_create(&th, NULL, serve_late, &a);
+  int64_t s = mono_ns();
+  st = tf_shm_lookup_transform_timeout(b, "map", "early", 0, 5000 * MS, &t);
+  int64_t took = mono_ns() - s;
+  CHECK(st == TF_SHM_OK && t.translation[0] == 6.0 && took >= 100 * MS, "%s after %lld ms: %s",
+        tf_shm_status_name(st), (long long)(took / MS), tf_shm_last_error_message());
+  pthread_join(th, NULL);
+  CHECK(tf_shm_buffer_joined(b, &joined) == TF_SHM_OK && joined, "joined");
+  CHECK(tf_shm_buffer_close(b) == TF_SHM_OK, "close");
+  tf_shm_testkit_close(a.o);
+}
+
 /* ---- a bridge in another process, killed and restarted ---- */
 
 static int serve_main(const char *dir, const char *x) {
@@ -478,6 +516,7 @@ int main(int argc, char **argv) {
   test_close_race();
   test_timeouts();
   test_restart(dir);
+  test_open_or_empty(dir);
   CHECK(tf_shm_buffer_close(buf) == TF_SHM_OK, "close");
   tf_shm_testkit_close(owner);
   char cmd[128];

@@ -281,6 +281,34 @@ static void testWaitForBridge(const char *dir) {
   tf_shm_testkit_close(late);
 }
 
+// A node that starts before its bridge, as tf2_ros::Buffer does: open_or_empty answers as an
+// empty buffer at once (tf2's LookupException text for a frame nobody published), then joins
+// the arena when it is served; a timed lookup begun before returns once the data is there.
+static void testOpenOrEmpty(const char *dir) {
+  tf_shm::Buffer buffer(tf_shm::open_or_empty, "early", 0);
+  CHECK(!buffer.joined(), "not joined before a bridge serves");
+  CHECK(!buffer.canTransform("a", "b", tf_shm::TimePointZero), "empty: canTransform false");
+  try {
+    buffer.lookupTransform("a", "b", tf_shm::TimePointZero);
+    CHECK(false, "empty: no throw");
+  } catch (const tf_shm::LookupException &e) {
+    CHECK(std::string(e.what()) == "\"a\" passed to lookupTransform argument target_frame does not exist. ",
+          "empty: %s", e.what());
+  }
+  TestOwner *early = nullptr;
+  std::thread serve([&] {
+    usleep(150000);
+    early = tf_shm_testkit_serve(dir, "early", 0);
+    scenario_set(early, "a", "b", T0, 5.0, 0, 0, 0, 1);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const auto t = buffer.lookupTransform("a", "b", tf_shm::TimePointZero, std::chrono::seconds(5));
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(100), "waited for the bridge");
+  CHECK(t.transform.translation[0] == 5.0 && buffer.joined(), "joined the late bridge");
+  serve.join();
+  tf_shm_testkit_close(early);
+}
+
 int main() {
   char dir[] = "/tmp/tf_shm_cpp_test.XXXXXX";
   if (!mkdtemp(dir)) return 2;
@@ -297,6 +325,7 @@ int main() {
   }
   testRaii("cpptest");
   testWaitForBridge(dir);
+  testOpenOrEmpty(dir);
   tf_shm_testkit_close(owner);
   const std::string cmd = std::string("rm -rf '") + dir + "'";
   if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", dir);

@@ -456,6 +456,69 @@ static void testDestroyedWithPending()
   }
 }
 
+// A node that starts before its bridge, as tf2_ros::Buffer users expect: the default
+// constructor gives an empty buffer that answers as an empty tf2::BufferCore, then joins the
+// arena once a bridge serves it; waitForTransform calls begun before complete with tf2's
+// answer when the data comes.
+static void testBeforeBridge(const char * dir)
+{
+  setenv("TF_SHM_NAME", "tf2early", 1);
+  setenv("TF_SHM_DOMAIN", "0", 1);
+  tf_shm::Tf2Buffer ours;  // as `tf2_ros::Buffer buffer(clock);`
+  unsetenv("TF_SHM_NAME");
+  unsetenv("TF_SHM_DOMAIN");
+  CHECK(!ours.joined(), "before the bridge: not joined");
+  tf2::BufferCore empty;
+  {
+    const Outcome o = run([&] {return ours.lookupTransform("map", "early", tf2::TimePointZero);});
+    const Outcome e = run([&] {return empty.lookupTransform("map", "early", tf2::TimePointZero);});
+    CHECK(o.threw && *o.type == typeid(tf2::LookupException) && sameOutcome(o, e),
+      "empty lookup: %s, tf2 %s", show(o).c_str(), show(e).c_str());
+    std::string err, ref_err;
+    const bool can = ours.canTransform("map", "early", tf2::TimePointZero, &err);
+    const bool ref_can = empty.canTransform("map", "early", tf2::TimePointZero, &ref_err);
+    CHECK(can == ref_can && err == ref_err, "empty canTransform: %d [%s], tf2 %d [%s]", can,
+      err.c_str(), ref_can, ref_err.c_str());
+    CHECK(ours._frameExists("map") == empty._frameExists("map") &&
+      ours.getAllFrameNames() == empty.getAllFrameNames(), "empty frames");
+  }
+  Calls calls;
+  auto latest = ours.waitForTransform("map", "early", tf2::TimePointZero, 20s, calls.cb());
+  auto stamped = ours.waitForTransform("map", "early", tp(T0), 20s, calls.cb());
+  std::this_thread::sleep_for(50ms);
+  CHECK(calls.n == 0, "nothing completes before the bridge: %d", calls.n.load());
+  TestOwner * early = tf_shm_testkit_serve(dir, "tf2early", 0);
+  if (!early) {std::exit(2);}
+  tf2::BufferCore ref;
+  Both b{early, &ref};
+  both(b, "map", "early", T0, 3.0, 0.5, 1);
+  CHECK(waitFor(calls.n, 2, 5000ms), "waits begun before the bridge: %d of 2 called",
+    calls.n.load());
+  const Outcome e = run([&] {return ref.lookupTransform("map", "early", tf2::TimePointZero);});
+  const Outcome ol = getFuture(latest);
+  CHECK(!ol.threw && sameOutcome(ol, e), "latest: %s, tf2 %s", show(ol).c_str(), show(e).c_str());
+  const Outcome es = run([&] {return ref.lookupTransform("map", "early", tp(T0));});
+  const Outcome os = getFuture(stamped);
+  CHECK(!os.threw && sameOutcome(os, es), "at T0: %s, tf2 %s", show(os).c_str(),
+    show(es).c_str());
+  CHECK(ours.joined(), "joined the bridge");
+  CHECK(ours.getCacheLength() == ref.getCacheLength(), "cache length %lld, tf2 %lld",
+    static_cast<long long>(ours.getCacheLength().count()),
+    static_cast<long long>(ref.getCacheLength().count()));
+  tf_shm_testkit_close(early);
+}
+
+// The constructor with a wait is for tools: it throws when no bridge serves.
+static void testRequireBridge()
+{
+  try {
+    tf_shm::Tf2Buffer none("tf2nobody", 0, tf2::Duration::zero());
+    CHECK(false, "no bridge: no throw");
+  } catch (const tf_shm::Error & e) {
+    CHECK(e.status() == TF_SHM_OPEN_ERROR, "no bridge: %d", e.status());
+  }
+}
+
 int main()
 {
   char dir[] = "/tmp/tf_shm_tf2_buffer_test.XXXXXX";
@@ -473,6 +536,8 @@ int main()
     testWaitForTransform(buffer, ref, b);
   }
   testDestroyedWithPending();
+  testBeforeBridge(dir);
+  testRequireBridge();
   tf_shm_testkit_close(owner);
   const std::string cmd = std::string("rm -rf '") + dir + "'";
   if (std::system(cmd.c_str()) != 0) {std::fprintf(stderr, "could not remove %s\n", dir);}
