@@ -21,6 +21,13 @@ pub type Flat = (i64, f64, f64, f64, f64, f64, f64, f64);
 /// caller cycling through unbounded names cannot grow it without limit.
 const MAX_PAIRS: usize = 4096;
 
+/// A vector as tf2_py returns one: a tuple x, y, z.
+type V3 = (f64, f64, f64);
+
+fn v3([x, y, z]: [f64; 3]) -> V3 {
+    (x, y, z)
+}
+
 fn flat(stamp: i64, t: &Transform) -> Flat {
     let [x, y, z] = t.translation;
     let [qx, qy, qz, qw] = t.rotation;
@@ -374,6 +381,57 @@ impl NativeBuffer {
         self.inner
             .all_frames_as_yaml(now)
             .map_err(|e| base_error(py, e.into()))
+    }
+
+    /// tf2's `_chainAsVector` (tf2_py's `_chain`): the frame names of the two-time lookup's
+    /// walks; raises tf2's lookup exceptions.
+    fn chain(
+        &self,
+        py: Python<'_>,
+        target_frame: PyBackedStr,
+        target_time: &Bound<'_, PyAny>,
+        source_frame: PyBackedStr,
+        source_time: &Bound<'_, PyAny>,
+        fixed_frame: PyBackedStr,
+    ) -> PyResult<Vec<String>> {
+        let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
+        answer!(self, b => b.chain_as_vector(&target_frame, tt, &source_frame, st, &fixed_frame))
+            .map_err(|e| transform_error(py, e))
+    }
+
+    /// tf2's `_allFramesAsDot(now)`; `now` in ns (0: without ages and recording time).
+    #[pyo3(signature = (now=0))]
+    fn all_frames_as_dot(&self, py: Python<'_>, now: i64) -> PyResult<String> {
+        answer!(self, b => b.all_frames_as_dot(now)).map_err(|e| base_error(py, e.into()))
+    }
+
+    /// tf2's `lookupVelocity` (tf2_py's `lookupVelocityFullCore` argument order):
+    /// `((vx, vy, vz), (wx, wy, wz))` in m/s and rad/s; raises tf2's lookup exceptions.
+    #[allow(clippy::too_many_arguments)]
+    fn lookup_velocity(
+        &self,
+        py: Python<'_>,
+        tracking_frame: PyBackedStr,
+        observation_frame: PyBackedStr,
+        reference_frame: PyBackedStr,
+        reference_point: (f64, f64, f64),
+        reference_point_frame: PyBackedStr,
+        time: &Bound<'_, PyAny>,
+        averaging_interval: &Bound<'_, PyAny>,
+    ) -> PyResult<(V3, V3)> {
+        let (t, interval) = (time::ns(time)?, time::ns(averaging_interval)?);
+        let (px, py_, pz) = reference_point;
+        answer!(self, b => b.lookup_velocity_full(
+            &tracking_frame,
+            &observation_frame,
+            &reference_frame,
+            [px, py_, pz],
+            &reference_point_frame,
+            t,
+            interval
+        ))
+        .map(|v| (v3(v.linear), v3(v.angular)))
+        .map_err(|e| transform_error(py, e))
     }
 
     /// tf2's `_frameExists(name)`.
