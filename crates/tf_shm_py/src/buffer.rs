@@ -69,8 +69,45 @@ fn same(a: &Py<PyString>, b: &Bound<'_, PyString>) -> PyResult<bool> {
     a.bind(b.py()).as_any().eq(b)
 }
 
-/// Cached pairs by (target hash, source hash), and how many there are.
-type PairCache = (usize, HashMap<(isize, isize), Vec<PairEntry>>);
+/// Cached pairs, their indices by (target hash, source hash), and the index of the last one
+/// found: a loop repeating one lookup passes the same str objects, found by identity without
+/// hashing.
+struct PairCache {
+    entries: Vec<PairEntry>,
+    by_hash: HashMap<(isize, isize), Vec<usize>>,
+    last: Option<usize>,
+}
+
+/// The index of the pair of these names, added if new.
+fn find_or_add(
+    cache: &mut PairCache,
+    target_frame: &Bound<'_, PyString>,
+    source_frame: &Bound<'_, PyString>,
+) -> PyResult<usize> {
+    let key = (target_frame.hash()?, source_frame.hash()?);
+    if let Some(bucket) = cache.by_hash.get(&key) {
+        for &i in bucket {
+            let e = &cache.entries[i];
+            if same(&e.target, target_frame)? && same(&e.source, source_frame)? {
+                return Ok(i);
+            }
+        }
+    }
+    if cache.entries.len() >= MAX_PAIRS {
+        cache.by_hash.clear();
+        cache.entries.clear();
+        cache.last = None;
+    }
+    let pair = FramePair::new(&target_frame.to_cow()?, &source_frame.to_cow()?);
+    cache.entries.push(PairEntry {
+        target: target_frame.clone().unbind(),
+        source: source_frame.clone().unbind(),
+        pair,
+    });
+    let i = cache.entries.len() - 1;
+    cache.by_hash.entry(key).or_default().push(i);
+    Ok(i)
+}
 
 /// A read-only handle on the arena of one domain (see `tf_shm.Buffer`).
 #[pyclass(frozen, module = "tf_shm._native")]
@@ -142,7 +179,11 @@ impl NativeBuffer {
         let inner = opened.map_err(|e| OpenError::new_err(e.to_string()))?;
         Ok(NativeBuffer {
             inner,
-            pairs: Mutex::new((0, HashMap::new())),
+            pairs: Mutex::new(PairCache {
+                entries: Vec::new(),
+                by_hash: HashMap::new(),
+                last: None,
+            }),
             cache_time,
         })
     }
@@ -228,37 +269,23 @@ impl NativeBuffer {
                 })
                 .map_err(|e| transform_error(py, e));
         }
-        let key = (target_frame.hash()?, source_frame.hash()?);
         let mut guard = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
-        let (count, pairs) = &mut *guard;
-        let mut found = None;
-        if let Some(bucket) = pairs.get(&key) {
-            for (i, e) in bucket.iter().enumerate() {
-                if same(&e.target, target_frame)? && same(&e.source, source_frame)? {
-                    found = Some(i);
-                    break;
-                }
-            }
-        }
-        let index = match found {
+        let cache = &mut *guard;
+        let last = cache.last.filter(|&i| {
+            cache
+                .entries
+                .get(i)
+                .is_some_and(|e| e.target.is(target_frame) && e.source.is(source_frame))
+        });
+        let index = match last {
             Some(i) => i,
             None => {
-                if *count >= MAX_PAIRS {
-                    pairs.clear();
-                    *count = 0;
-                }
-                let pair = FramePair::new(&target_frame.to_cow()?, &source_frame.to_cow()?);
-                let bucket = pairs.entry(key).or_default();
-                bucket.push(PairEntry {
-                    target: target_frame.clone().unbind(),
-                    source: source_frame.clone().unbind(),
-                    pair,
-                });
-                *count += 1;
-                bucket.len() - 1
+                let i = find_or_add(cache, target_frame, source_frame)?;
+                cache.last = Some(i);
+                i
             }
         };
-        let entry = &mut pairs.get_mut(&key).expect("bucket just found or made")[index];
+        let entry = &mut cache.entries[index];
         match self.inner.lookup_pair(&mut entry.pair, t) {
             Ok((stamp, tr)) => Ok(flat(stamp, &tr)),
             Err(e) => Err(transform_error(py, e)),
