@@ -49,11 +49,13 @@ ARGUMENTS = {
 
 def _bridge(context):
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
-    overrides = {"use_sim_time": ParameterValue(arg["use_sim_time"], value_type=bool)}
-    if arg["arena_name"]:
-        overrides["arena_name"] = ParameterValue(arg["arena_name"], value_type=str)
-    if arg["domain"]:
-        overrides["domain"] = ParameterValue(arg["domain"], value_type=int)
+    # From the substitution, not its text: launch_ros converts the text to the type (YAML rules,
+    # "true", "7"), and refuses what does not convert.
+    overrides = {
+        name: ParameterValue(LaunchConfiguration(name), value_type=kind)
+        for name, kind in (("use_sim_time", bool), ("arena_name", str), ("domain", int))
+        if arg[name] or name == "use_sim_time"
+    }
     return [
         Node(
             package="tf_shm_bridge",

@@ -32,7 +32,8 @@ out = subprocess.run([sys.argv[1], "--json", "replay", "--as-fast-as-possible", 
                      check=True, capture_output=True, text=True).stdout
 wall = time.monotonic() - t0
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-d = json.loads(out)
+# JSON lines: the last is the end_of_bag event with the summary.
+d = json.loads(out.splitlines()[-1])
 d.update(wall_s=wall, cpu_s=ru.ru_utime + ru.ru_stime, maxrss_kb=ru.ru_maxrss)
 print(json.dumps(d))
 PY

@@ -341,12 +341,10 @@ PY
     echo
     if [ "$pyfanout_result" = ok ]; then
         echo "Fan-out with Python consumers (\`scripts/fanout.sh --arms \"PA PB\"\`): same source, tree, pairs,"
-        echo "rate, warm-up and window as the fan-out above. **PA**: N rclpy nodes, each tf2_ros's Python"
-        echo "\`TransformListener\` written out (tf2_ros's Python package is not installable here): /tf and"
-        echo "/tf_static subscriptions with its QoS, a callback looping over each message's transforms in"
-        echo "Python and handing each to tf2_py's C++ \`BufferCore.set_transform\` (Debian's python3-tf2,"
-        echo "each transform converted to the ROS 1 message it takes), lookups with"
-        echo "\`lookup_transform_core\`. **PB**: one \`tf_shm_bridge\` and N Python processes calling"
+        echo "rate, warm-up and window as the fan-out above. **PA**: N rclpy nodes, each with ROS 2 Jazzy's"
+        echo "\`tf2_ros.Buffer\` and \`tf2_ros.TransformListener\` (its /tf and /tf_static subscriptions and"
+        echo "callback into tf2_py's C++ BufferCore), lookups with \`Buffer.lookup_transform\`."
+        echo "**PB**: one \`tf_shm_bridge\` and N Python processes calling"
         echo "\`tf_shm.Buffer.lookup_transform\` (rosidl TransformStamped results)."
         echo
         scripts/fanout.sh --table <"$work/pyfanout.jsonl"

@@ -7,10 +7,16 @@
 #      subscribing /tf and /tf_static into its own private buffer;
 #   B  one tf_shm_bridge + N examples/fanout_consumer.rs reading the shared arena (no ROS).
 # With --arms "PA PB", the same for Python consumers (crates/tf_shm_py/bench/):
-#   PA N rclpy nodes, each tf2_ros's Python listener written out (its callback hands every
-#      transform to tf2_py's C++ BufferCore; Debian's python3-tf2) and lookup_transform_core;
+#   PA N rclpy nodes, each with ROS 2 Jazzy's tf2_ros.Buffer + TransformListener and
+#      Buffer.lookup_transform (the same program as arm PR below);
 #   PB one tf_shm_bridge + N Python processes using tf_shm.Buffer.lookup_transform (the tf_shm
 #      package on PYTHONPATH, e.g. target/py-site as scripts/bench.sh installs it).
+# With --arms "PR PH", unmodified tf2_ros nodes (crates/tf_shm_py/bench/fanout_tf2_ros.py:
+# tf2_ros.Buffer + TransformListener, Buffer.lookup_transform), plain and opted in:
+#   PR N of them as they are (each subscribes /tf and /tf_static);
+#   PH one tf_shm_bridge + N of them with TF_SHM_TF2_ROS=1, run by $TF_SHM_PYTHON: a Python in
+#      whose environment the tf_shm wheel is pip-installed (its .pth hook; README "Python nodes
+#      without code changes").
 #
 # Both: examples/fanout_publisher.rs (an r2r node, as a C++ robot_state_publisher would be: 50
 # dynamic frames in one TFMessage per 10 ms tick, 4 statics) and every consumer looking up the
@@ -39,15 +45,16 @@ mib = lambda k: f"{k / 1024:.1f}"
 print("| N | arm | CPU, % of one core | publisher | bridge | consumers | PSS, MiB | publisher | bridge | consumers | lookups ok / failed after warm-up |")
 print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 labels = (("A", "A: N r2r listeners"), ("B", "B: bridge + N tf_shm"),
-          ("PA", "PA: N rclpy listeners (tf2_py)"), ("PB", "PB: bridge + N Python tf_shm"))
+          ("PA", "PA: N rclpy tf2_ros listeners"), ("PB", "PB: bridge + N Python tf_shm"))
+labels += (("PR", "PR: N tf2_ros nodes"), ("PH", "PH: bridge + N tf2_ros nodes, TF_SHM_TF2_ROS=1"))
 for n in ns:
     for arm, label in labels:
         r = by.get((n, arm))
         if r is None:
             continue
         c, p = r["cpu_pct"], r["pss_kib_by_role"]
-        bridge_c = f"{c['bridge']:.1f}" if arm in ("B", "PB") else "—"
-        bridge_p = mib(p["bridge"]) if arm in ("B", "PB") else "—"
+        bridge_c = f"{c['bridge']:.1f}" if arm in ("B", "PB", "PH") else "—"
+        bridge_p = mib(p["bridge"]) if arm in ("B", "PB", "PH") else "—"
         print(f"| {n} | {label} | **{c['total']:.1f}** | {c['publisher']:.1f} | {bridge_c} | "
               f"{c['consumers']:.1f} | **{mib(r['pss_kib'])}** | {mib(p['publisher'])} | {bridge_p} | "
               f"{mib(p['consumers'])} | {r['lookups_ok']} / {r['lookups_err']} |")
@@ -63,7 +70,7 @@ if lost:
 print()
 print("| N | arms | CPU B/A | PSS B/A | consumers only: CPU B/A | consumers only: PSS B/A |")
 print("|---:|---|---:|---:|---:|---:|")
-for n, (x, y) in ((n, xy) for xy in (("A", "B"), ("PA", "PB")) for n in ns):
+for n, (x, y) in ((n, xy) for xy in (("A", "B"), ("PA", "PB"), ("PR", "PH")) for n in ns):
     a, b = by.get((n, x)), by.get((n, y))
     if a and b:
         ca, cb = a["cpu_pct"], b["cpu_pct"]
@@ -126,7 +133,7 @@ run() { # n arm
   local -A roles=()
   pids=()
   "$bin/examples/fanout_publisher" & pids+=($!); roles[$!]=publisher
-  if [[ $arm == B || $arm == PB ]]; then
+  if [[ $arm == B || $arm == PB || $arm == PH ]]; then
     "$bin/tf_shm_bridge" --log-level warn 2>"$logs/bridge.log" & pids+=($!); roles[$!]=bridge
   fi
   local consumers=()
@@ -134,9 +141,12 @@ run() { # n arm
     if [[ $arm == A ]]; then
       "$bin/examples/fanout_listener" --pairs "$pairs" --secs "$secs" --skip "$warmup" \
         --name "listener_$i" 2>"$logs/c$i.log" &
-    elif [[ $arm == PA ]]; then
-      python3 "$root/crates/tf_shm_py/bench/fanout_listener.py" --pairs "$pairs" --secs "$secs" \
-        --skip "$warmup" --name "listener_$i" 2>"$logs/c$i.log" &
+    elif [[ $arm == PA || $arm == PR || $arm == PH ]]; then
+      local opt_in=(env -u TF_SHM_TF2_ROS python3)
+      [[ $arm == PH ]] && opt_in=(env TF_SHM_TF2_ROS=1 "${TF_SHM_PYTHON:?arm PH needs TF_SHM_PYTHON}")
+      "${opt_in[@]}" \
+        "$root/crates/tf_shm_py/bench/fanout_tf2_ros.py" --pairs "$pairs" --secs "$secs" \
+        --skip "$warmup" --name "tf2_ros_$i" --arm "$arm" 2>"$logs/c$i.log" &
     elif [[ $arm == PB ]]; then
       python3 "$root/crates/tf_shm_py/bench/fanout_consumer.py" --pairs "$pairs" --secs "$secs" \
         --skip "$warmup" 2>"$logs/c$i.log" &
@@ -177,7 +187,7 @@ secs, hz = float(w1) - float(w0), int(hz)
 pub, bri, con, mpub, mbri, mcon = map(int, (pub, bri, con, mpub, mbri, mcon))
 pct = lambda t: round(100.0 * t / hz / secs, 2)
 tot = {"lookups_ok": 0, "lookups_err": 0, "refused": 0, "history_cut": 0}
-first_err, reports = "", 0
+first_err, reports, buffers = "", 0, set()
 for f in sorted(glob.glob(logs + "/c*.log")):
     for line in open(f):
         if line.startswith("{"):
@@ -186,6 +196,7 @@ for f in sorted(glob.glob(logs + "/c*.log")):
             for k in tot:
                 tot[k] += d.get(k, 0)
             first_err = first_err or d.get("first_err", "")
+            buffers.add(d.get("buffer", ""))
 print(json.dumps({"n": int(n), "arm": arm, "window_s": round(secs, 2),
                   "cpu_s": round((pub + bri + con) / hz, 2),
                   "cpu_pct": {"total": pct(pub + bri + con), "publisher": pct(pub),
@@ -193,6 +204,7 @@ print(json.dumps({"n": int(n), "arm": arm, "window_s": round(secs, 2),
                   "pss_kib": mpub + mbri + mcon,
                   "pss_kib_by_role": {"publisher": mpub, "bridge": mbri, "consumers": mcon},
                   **tot, "first_err": first_err, "consumer_reports": reports,
+                  "consumer_buffers": sorted(b for b in buffers if b),
                   "processes_lost": int(dead)}), flush=True)
 PY
   rm -f "$logs"/c*.log

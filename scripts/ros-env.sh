@@ -30,7 +30,7 @@ ROS_PKGS=(rcl rcl-action rmw-fastrtps-cpp rmw-implementation builtin-interfaces 
   # build tools the wheels' metadata forgets
   ament-cmake-ros ament-cmake-gmock ament-cmake-gtest ament-cmake-pytest python-cmake-module)
 PY_PKGS=(numpy empy lark catkin-pkg pytest colcon-core colcon-ros colcon-cargo colcon-ros-cargo
-  colcon-package-information example-robot-data
+  colcon-package-information colcon-package-selection example-robot-data
   # what launch, launch_ros and ros2cli import; tf2_ros imports sensor_msgs
   osrf-pycommon psutil argcomplete ros-jazzy-sensor-msgs)
 # Built from ROS 2 Jazzy's sources (repository/package): CMake packages, then Python packages.

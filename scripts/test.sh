@@ -13,7 +13,9 @@ step "system packages"
 pkgs=(python3-tf2 python3-geometry-msgs python3-venv graphviz iproute2 libtf2-dev
   # C ABI and C++ wrapper (crates/tf_shm_c): header generator, compilers with ASan/UBSan
   # runtimes, CMake, and orocos KDL as the reference of the geometry_msgs interop test.
-  cbindgen gcc g++ clang libclang-rt-14-dev cmake liborocos-kdl-dev)
+  cbindgen gcc g++ clang libclang-rt-14-dev cmake liborocos-kdl-dev
+  # `tf_shm view`'s page in a real headless browser (crates/tf_shm_cli/tests/view_browser.rs).
+  chromium)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

@@ -3,6 +3,7 @@
 //! processes as rendezvous owner. r2r glue only: the behaviour lives in `tf_shm`.
 
 mod clock;
+mod frames_service;
 mod ingest;
 mod intake;
 mod logging;
@@ -196,6 +197,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     let tf_static = node
         .subscribe_with_info::<TFMessage>(&settings.tf_static_topic, static_qos)
         .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_static_topic))?;
+    let frames = frames_service::create(&mut node)?;
+    tokio::spawn(frames_service::serve(frames, owner.view().clone()));
     let clock = node.get_ros_clock();
     let mut intake = Intake::spawn(node, tf, tf_static, settings.tf_static_topic.clone())
         .map_err(|e| format!("cannot start the spin thread: {e}"))?;

@@ -2,8 +2,9 @@
 
 scripts/pr2_publisher.py (rclpy) publishes the PR2 URDF's joints on a deterministic trajectory;
 tf_shm_bridge (separate process) writes them into the arena; the `tf_shm` CLI (no ROS) looks up
-transforms, which must equal what Debian's tf2 BufferCore answers when fed the exact transforms
-the publisher logged (tests/e2e/tf2_ref.py, run with /usr/bin/python3), to 1e-9.
+transforms, which must equal what ROS 2 Jazzy's tf2_ros.Buffer answers when fed the exact
+transforms the publisher logged (tests/e2e/tf2_ref.py, run with this Python: the ROS env's), to
+1e-9.
 
 Run: scripts/ros-env.sh run python3 -m pytest tests/e2e   (as root). Every ROS process runs in a
 loopback-only network namespace with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST: the test's own
@@ -19,6 +20,7 @@ import random
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -92,7 +94,7 @@ def lookup(run, target, source, time_ns):
 def reference(log, queries):
     scenario = json.dumps({"cache_time_s": 10.0, "log": str(log), "queries": queries})
     r = subprocess.run(
-        ["/usr/bin/python3", str(Path(__file__).with_name("tf2_ref.py"))],
+        [sys.executable, str(Path(__file__).with_name("tf2_ref.py"))],
         input=scenario,
         capture_output=True,
         text=True,

@@ -1,6 +1,6 @@
 """Python consumers end to end: PR2 publisher -> DDS -> tf_shm_bridge -> an rclpy node using
-tf_shm.Buffer, whose TransformStamped answers must equal Debian's tf2 BufferCore fed the same
-transforms (tests/e2e/tf2_ref.py), to 1e-9. The package comes from the wheel scripts/test.sh
+tf_shm.Buffer, whose TransformStamped answers must equal ROS 2 Jazzy's tf2_ros.Buffer fed the
+same transforms (tests/e2e/tf2_ref.py), to 1e-9. The package comes from the wheel scripts/test.sh
 builds (on PYTHONPATH as target/py-site). Same isolation as test_pr2.py: loopback-only network
 namespace, ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST."""
 
@@ -107,9 +107,8 @@ def test_example_listener_runs_against_the_bridge(run, tf_shm_package):
 
 
 def test_tf2_ros_lookup_exception_catches_ours(tmp_path, monkeypatch, tf_shm_package):
-    tf2_ros = pytest.importorskip(
-        "tf2_ros", reason="tf2_ros's Python package is not installable here"
-    )
+    import tf2_ros
+
     monkeypatch.setenv("TF_SHM_RUNTIME_DIR", str(tmp_path))
     import tf_shm
     from tf_shm._testing import Arena
@@ -212,7 +211,9 @@ def arena_buffer(tmp_path, monkeypatch, tf_shm_package):
 
 
 def test_transform_of_geometry_msgs_types(arena_buffer):
-    """Buffer.transform gives what tf2_geometry_msgs gives: T_map_odom = 1 m along x, yaw 90°."""
+    """Buffer.transform gives what tf2_geometry_msgs gives: T_map_odom = 1 m along x, yaw 90°.
+    As with tf2_ros, the node imports tf2_geometry_msgs, which registers these types."""
+    import tf2_geometry_msgs  # noqa: F401
     from geometry_msgs.msg import (
         PointStamped,
         PoseStamped,

@@ -266,21 +266,55 @@ impl Buffer {
     }
 
     /// Checks `ready` on the current store until it succeeds or `timeout` passes, sleeping on
-    /// the notification word of the arena that receives data (during a handover, the new one)
-    /// in between; returns the last check's result.
+    /// the notification word of the arena that receives data in between (see
+    /// [`Buffer::wait_while`]); returns the last check's result.
     fn wait_for(
         &self,
         timeout: Duration,
         mut ready: impl FnMut(&BufferStore) -> Result<(), TransformError>,
     ) -> Result<(), TransformError> {
-        let first = ready(&self.view_guard());
-        if first.is_ok() || timeout.is_zero() {
-            return first;
+        let mut result = ready(&self.view_guard());
+        if result.is_ok() || timeout.is_zero() {
+            return result;
         }
         // Past the representable future, wait "forever".
         let deadline = Instant::now().checked_add(timeout);
+        self.wait_steps(|cur| {
+            result = ready(cur);
+            let now = Instant::now();
+            match deadline {
+                _ if result.is_ok() => None,
+                Some(d) if d <= now => None,
+                Some(d) => Some(d - now),
+                None => Some(Duration::MAX),
+            }
+        });
+        result
+    }
+
+    /// Calls `step` until it returns `None`, sleeping in between on the notification word of
+    /// the arena that receives data (during a handover after a bridge restart, the new one):
+    /// `step` runs at once, then after every wake — the bridge wrote a transform or cleared the
+    /// buffer, a new arena was swapped in, [`Buffer::wake_waiters`] was called — or once the
+    /// `Some(duration)` it returned has passed. No polling: nothing runs while nothing
+    /// happens. Wakes may be spurious; `step` decides. This is what every timed call waits
+    /// with; the C ABI's `tf_shm_buffer_wait` (one thread serving many requests) too.
+    pub fn wait_while(&self, mut step: impl FnMut() -> Option<Duration>) {
+        self.wait_steps(|_| step());
+    }
+
+    /// Ends the current sleep of every [`Buffer::wait_while`] (and timed call) on this
+    /// buffer's arena, so that their steps run again: FUTEX_WAKE on the arena's word, which
+    /// other processes' waiters on the same arena see as a spurious wake-up. A step that is
+    /// running at that moment is not interrupted, and a sleep that begins just after is not
+    /// ended: callers that must be seen repeat the wake until their waiter answers.
+    pub fn wake_waiters(&self) {
+        notify::wake_all(self.view_guard().receiving().view.header());
+    }
+
+    fn wait_steps(&self, mut step: impl FnMut(&BufferStore) -> Option<Duration>) {
         let mut waiting_on: Option<Arc<Attachment>> = None;
-        let result = loop {
+        loop {
             let cur = self.shared.current.load_full();
             let att = cur.receiving();
             if !waiting_on.as_ref().is_some_and(|w| Arc::ptr_eq(w, att)) {
@@ -291,23 +325,15 @@ impl Buffer {
                 waiting_on = Some(att.clone());
             }
             let header = att.view.header();
-            // Read before checking: a write after the check moves the word, so the sleep
-            // below returns at once instead of missing it.
+            // Read before the step: a write after its check moves the word, so the sleep below
+            // returns at once instead of missing it.
             let seen = notify::seen(header);
-            let r = ready(&cur);
-            let now = Instant::now();
-            let left = match deadline {
-                _ if r.is_ok() => break r,
-                Some(d) if d <= now => break r,
-                Some(d) => d - now,
-                None => SWAP_RECHECK,
-            };
+            let Some(left) = step(&cur) else { break };
             notify::sleep(header, seen, left.min(SWAP_RECHECK));
-        };
+        }
         if let Some(w) = waiting_on {
             w.end_wait();
         }
-        result
     }
 }
 

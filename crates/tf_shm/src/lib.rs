@@ -65,7 +65,7 @@ pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 #[cfg(not(loom))]
 pub use sync::set_read_deadline_for_tests;
 pub use velocity::Velocity;
-pub use view::{ArenaView, FramePair};
+pub use view::{ArenaView, FrameHistory, FramePair};
 pub use writer::{ArenaWriter, CapacityError, SetTransformError, WriteStatus};
 
 /// Joins the arena of this process's ROS domain and maps it read-only: `Join::new().open()`.

@@ -312,6 +312,9 @@ pub(crate) struct Snapshot<'a> {
     ring: RingRef<'a>,
     tail: u64,
     len: usize,
+    /// `head` as loaded: samples ever inserted into the frame's history (rings keep logical
+    /// indices when they grow), of which the snapshot holds those not yet dropped.
+    head: u64,
     epoch: u64,
     generation: u64,
     /// The ring belongs to an older clear generation: reads as empty, nothing to validate.
@@ -343,6 +346,7 @@ impl<'a> Snapshot<'a> {
             ring,
             tail,
             len: if stale { 0 } else { (head - tail) as usize },
+            head,
             epoch,
             generation: g,
             stale,
@@ -359,13 +363,26 @@ impl<'a> Snapshot<'a> {
         (idx as usize) & (self.ring.slots.len() - 1)
     }
 
+    /// Samples ever inserted into the frame's history, as of this snapshot (also for a ring
+    /// of an older clear generation, which reads as empty).
+    pub(crate) fn inserted(&self) -> u64 {
+        self.head
+    }
+
+    /// The clear generation the ring's contents belong to.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// Whether everything read through this snapshot was consistent.
     fn validate(&self) -> bool {
-        if self.stale {
-            return true;
-        }
         fence(Ordering::Acquire);
         let h = self.ring.header;
+        if self.stale {
+            // Still of the older generation: `head` was loaded before the writer reset the
+            // ring for a new one (it resets before it inserts), so it counts what the ring held.
+            return h.generation.load(Ordering::Relaxed) == self.generation;
+        }
         let cap = self.ring.slots.len() as u64;
         !self.torn.get()
             && h.epoch.load(Ordering::Relaxed) == self.epoch

@@ -113,6 +113,23 @@ impl FramePair {
     }
 }
 
+/// A frame's samples as one snapshot, with the count of samples its history was ever given
+/// ([`ArenaView::frame_history`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameHistory {
+    /// Oldest first (a static frame: its one sample; a frame without cache: none).
+    pub samples: Vec<Sample>,
+    /// Dynamic frames: samples ever inserted into the frame's history (stored by
+    /// `set_transform`, whatever was pruned, cut or cleared since), counted at the instant
+    /// `samples` shows, so `inserted` minus what a reader already saw is exactly what arrived
+    /// since (a history cleared and not written since has no samples and keeps its count).
+    /// `None` for a static frame, a frame without cache or a dynamic frame without a ring.
+    pub inserted: Option<u64>,
+    /// Dynamic frames: the clear generation the history belongs to (bumped by every
+    /// `clear()`; a sample equal to one read before under another generation is a new one).
+    pub generation: u64,
+}
+
 /// Read access to an arena (shared mapping or in-process). Cheap to clone; `Send + Sync`.
 #[derive(Clone)]
 pub struct ArenaView {
@@ -495,30 +512,48 @@ impl ArenaView {
         BufferCore::get_latest_common_time(self, target, source)
     }
 
-    /// The samples frame `id` holds, for tools that copy the arena out (`tf_shm record`): a
-    /// dynamic frame's history oldest first, as one consistent snapshot; a static frame's one
-    /// sample with the stamp it was set with; nothing for a frame without cache.
+    /// The samples frame `id` holds, for tools that copy the arena out: a dynamic frame's
+    /// history oldest first, as one consistent snapshot; a static frame's one sample with the
+    /// stamp it was set with; nothing for a frame without cache. See
+    /// [`ArenaView::frame_history`] for the count of samples that goes with a snapshot.
     ///
     /// Errors: [`ArenaError`] when the record or ring is damaged or a writer keeps racing the
     /// read ([`ArenaError::Contended`]).
     pub fn frame_samples(&self, id: FrameId) -> Result<Vec<Sample>, ArenaError> {
+        self.frame_history(id).map(|h| h.samples)
+    }
+
+    /// [`ArenaView::frame_samples`] with, for a dynamic frame, how many samples its history
+    /// was ever given as of that same snapshot ([`FrameHistory::inserted`]): what a recorder
+    /// (`tf_shm record`) needs to count exactly the samples it never saw.
+    ///
+    /// Errors: as [`ArenaView::frame_samples`].
+    pub fn frame_history(&self, id: FrameId) -> Result<FrameHistory, ArenaError> {
         let rec = self.record(id)?;
         match rec.kind.load(Ordering::Acquire) {
             KIND_DYNAMIC => {}
             KIND_STATIC => {
                 let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
-                return Ok(vec![self.check_parent(s)?]);
+                return Ok(FrameHistory {
+                    samples: vec![self.check_parent(s)?],
+                    ..FrameHistory::default()
+                });
             }
-            _ => return Ok(Vec::new()),
+            _ => return Ok(FrameHistory::default()),
         }
-        let samples = self.with_history(id, rec, |h| {
-            (0..h.len()).map(|i| h.sample(i)).collect::<Vec<_>>()
+        let read = self.with_history(id, rec, |h| {
+            let samples = (0..h.len()).map(|i| h.sample(i)).collect::<Vec<_>>();
+            (samples, Some(h.inserted()), h.generation())
         })?;
-        samples
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| self.check_parent(s))
-            .collect()
+        let (samples, inserted, generation) = read.unwrap_or_default();
+        Ok(FrameHistory {
+            samples: samples
+                .into_iter()
+                .map(|s| self.check_parent(s))
+                .collect::<Result<_, _>>()?,
+            inserted,
+            generation,
+        })
     }
 
     /// tf2's `allFramesAsString()`.

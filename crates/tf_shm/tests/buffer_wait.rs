@@ -234,3 +234,50 @@ fn a_wait_during_a_hold_wakes_on_the_new_arenas_data() {
         .expect("pair across both arenas");
     assert_eq!(t.translation[0], 2.0);
 }
+
+/// `wait_while` (what the C ABI's `tf_shm_buffer_wait` serves many requests with) runs its step
+/// after each write and after `wake_waiters`, though the step asked to sleep for a minute, and
+/// ends when the step says so.
+#[test]
+fn wait_while_steps_on_writes_and_on_wake_waiters() {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+    let dir = TestDir::new("wait-while");
+    let mut owner = owner_in_process(&dir, 1.0, serve());
+    let buffer: Buffer = dir.open().open().expect("consumer");
+    let steps = AtomicU32::new(0);
+    let stop = AtomicBool::new(false);
+    let until = |n: u32| {
+        let end = Instant::now() + Duration::from_secs(5);
+        while steps.load(SeqCst) < n && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        steps.load(SeqCst)
+    };
+    let (first, after_write, ended_in) = std::thread::scope(|s| {
+        s.spawn(|| {
+            buffer.wait_while(|| {
+                steps.fetch_add(1, SeqCst);
+                (!stop.load(SeqCst)).then_some(Duration::from_secs(60))
+            })
+        });
+        let first = until(1);
+        // Let the owner's wake for our announced wait pass, then count from a quiet state.
+        std::thread::sleep(Duration::from_millis(50));
+        let before = steps.load(SeqCst);
+        write(&mut owner, "a", S, 1.0);
+        let after_write = until(before + 1) - before;
+        let t = Instant::now();
+        let before = steps.load(SeqCst);
+        stop.store(true, SeqCst);
+        // A wake that lands before the waiter sleeps is not seen: repeat until it answers.
+        while steps.load(SeqCst) == before {
+            buffer.wake_waiters();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        (first, after_write, t.elapsed())
+    });
+    assert!(first >= 1, "the step runs at once");
+    assert!(after_write >= 1, "a write runs the step again");
+    // A missed wake would wait for SWAP_RECHECK (200 ms); the step asks for 60 s.
+    assert!(ended_in < Duration::from_millis(150), "{ended_in:?}");
+}

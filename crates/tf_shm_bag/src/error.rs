@@ -29,25 +29,28 @@ pub enum BagError {
         /// Every topic the bag has, with its schema name.
         topics: Vec<(String, String)>,
     },
-    /// A TF topic's channel has a schema other than `tf2_msgs/msg/TFMessage`.
+    /// A TF topic's channel has a schema other than `tf2_msgs/msg/TFMessage` (the clock
+    /// topic's, other than `rosgraph_msgs/msg/Clock`).
     WrongSchema {
         path: PathBuf,
         topic: String,
         /// Schema name and encoding (empty for a channel without schema).
         schema: String,
         encoding: String,
+        /// The schema the topic must have.
+        expected: &'static str,
     },
-    /// A TF topic's channel is not CDR-encoded.
+    /// A TF (or clock) topic's channel is not CDR-encoded.
     WrongEncoding {
         path: PathBuf,
         topic: String,
         encoding: String,
     },
-    /// A message on a TF topic does not decode as a TFMessage.
+    /// A message on a TF topic does not decode as a TFMessage (on the clock topic, as a Clock).
     Undecodable {
         path: PathBuf,
         topic: String,
-        /// Index of the message among the TF messages of the file, from 0.
+        /// Index of the message among the messages read (TF and clock), from 0.
         index: u64,
         /// Its receive time (log time), ns.
         log_time: u64,
@@ -97,20 +100,20 @@ impl fmt::Display for BagError {
                 topic,
                 schema,
                 encoding,
+                expected,
             } => {
                 if schema.is_empty() {
                     write!(
                         f,
-                        "{}: topic {topic} has no schema; expected {}",
+                        "{}: topic {topic} has no schema; expected {expected}",
                         path.display(),
-                        crate::msg::SCHEMA_NAME
                     )
                 } else {
                     write!(
                         f,
-                        "{}: topic {topic} has schema {schema} ({encoding}); expected {} (ros2msg)",
+                        "{}: topic {topic} has schema {schema} ({encoding}); expected {expected} \
+                         (ros2msg)",
                         path.display(),
-                        crate::msg::SCHEMA_NAME
                     )
                 }
             }
@@ -131,11 +134,23 @@ impl fmt::Display for BagError {
                 source,
             } => write!(
                 f,
-                "{}: TF message #{index} on {topic} (log time {}.{:09} s) does not decode: {source}",
+                "{}: message #{index} on {topic} (log time {}.{:09} s) does not decode: {source}",
                 path.display(),
                 log_time / 1_000_000_000,
                 log_time % 1_000_000_000
             ),
+        }
+    }
+}
+
+impl BagError {
+    /// The topic the error is about, if it is about one.
+    pub fn topic(&self) -> Option<&str> {
+        match self {
+            BagError::WrongSchema { topic, .. }
+            | BagError::WrongEncoding { topic, .. }
+            | BagError::Undecodable { topic, .. } => Some(topic),
+            _ => None,
         }
     }
 }

@@ -3,7 +3,9 @@
 //! - [`load()`]: a bag's `/tf` and `/tf_static` in a process-local arena, for tf2 lookups at any
 //!   bag time in-process;
 //! - [`replay()`]: a bag into an arena writer (what `tf_shm replay` serves to every process),
-//!   paced by the recorded receive times or as fast as possible, looped or not;
+//!   paced by the recorded receive times or as fast as possible, looped or not, following the
+//!   bag's `/clock` as a `use_sim_time` tf2_ros node does (a backward jump clears dynamic
+//!   history);
 //! - [`record`]: an arena into a rosbag2-compatible MCAP file (`tf_shm record`).
 //!
 //! The container is read and written by the `mcap` crate (chunks uncompressed, zstd or lz4,
@@ -26,13 +28,14 @@ pub mod msg;
 pub mod read;
 pub mod record;
 pub mod replay;
+pub mod rosbag2_meta;
 pub mod scan;
 pub mod write;
 
 pub use error::BagError;
 pub use load::{load, load_with, LoadError, LoadedBag};
-pub use read::{BagReader, TfRecord, Topics};
+pub use read::{BagReader, BagRecord, ClockRecord, TfRecord, Topics};
 pub use record::Recorder;
-pub use replay::{replay, Progress, ReplayEnd, ReplayOptions};
-pub use scan::{scan, BagInfo, ScannedBag};
+pub use replay::{replay, Event, Progress, ReplayEnd, ReplayOptions};
+pub use scan::{scan, BagInfo, ClockJump, ScannedBag, StampStep};
 pub use write::BagWriter;

@@ -5,10 +5,13 @@ use std::path::Path;
 
 use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, ConfigError};
 
+use std::sync::atomic::AtomicBool;
+
 use crate::error::BagError;
 use crate::feed::{Counts, Feed};
-use crate::read::{BagReader, Topics};
-use crate::scan::{scan, BagInfo};
+use crate::read::Topics;
+use crate::replay::{replay, ReplayOptions};
+use crate::scan::{BagInfo, ScannedBag};
 
 /// A loaded bag.
 pub struct LoadedBag {
@@ -22,6 +25,8 @@ pub struct LoadedBag {
     pub counts: Counts,
     /// The first refusals (frame and reason), if any.
     pub refusals: Vec<String>,
+    /// Clears of dynamic history at backward jumps of the bag's `/clock`.
+    pub clock_clears: u64,
 }
 
 /// Why a bag could not be loaded.
@@ -83,9 +88,12 @@ pub fn config_for(info: &BagInfo) -> ArenaConfig {
     }
 }
 
-/// Loads the TF of the bag at `path` (topics `/tf` and `/tf_static`) into a new in-memory
-/// arena sized by [`config_for`]: statics first, as a latched topic delivers them, then the
-/// dynamic messages in file order, each through tf2's `setTransform`.
+/// Loads the TF of the bag at `path` (topics `/tf`, `/tf_static` and `/clock`) into a new
+/// in-memory arena sized by [`config_for`]: statics first, as a latched topic delivers them,
+/// then the dynamic messages in file order, each through tf2's `setTransform`; a backward jump
+/// of the bag's `/clock` clears dynamic history there, as in a `use_sim_time` tf2_ros node (so
+/// after a simulation reset the view holds what followed the last reset). This is
+/// [`replay`](crate::replay()) as fast as possible.
 ///
 /// Errors: [`LoadError::Bag`] for a file that cannot be read, is damaged or truncated, has no
 /// TF, a TF topic with another schema or a message that does not decode (the whole file is
@@ -94,30 +102,35 @@ pub fn load(path: &Path) -> Result<LoadedBag, LoadError> {
     load_with(path, &Topics::default(), None)
 }
 
-/// [`load`] with other topics, or an arena configuration of the caller's.
+/// [`load`] with other topics (`clock: None` ignores the bag's clock), or an arena
+/// configuration of the caller's.
 pub fn load_with(
     path: &Path,
     topics: &Topics,
     config: Option<ArenaConfig>,
 ) -> Result<LoadedBag, LoadError> {
-    let info = scan(path, topics)?;
-    let config = config.unwrap_or_else(|| config_for(&info));
+    let bag = ScannedBag::open(path, topics)?;
+    let config = config.unwrap_or_else(|| config_for(&bag.info));
     let (mut writer, view) = Arena::in_memory(&config).map_err(LoadError::Config)?;
     let mut feed = Feed::default();
-    for m in &info.static_messages {
-        feed.apply(&mut writer, m, true);
-    }
-    for rec in BagReader::open(path, topics)? {
-        let rec = rec?;
-        if !rec.is_static {
-            feed.apply(&mut writer, &rec.message, false);
-        }
-    }
+    let opts = ReplayOptions {
+        rate: None,
+        ..ReplayOptions::default()
+    };
+    let end = replay(
+        &bag,
+        &mut writer,
+        &mut feed,
+        &opts,
+        &AtomicBool::new(false),
+        |_| {},
+    )?;
     Ok(LoadedBag {
         writer,
         view,
-        info,
+        info: bag.info,
         counts: feed.counts,
         refusals: feed.refusals,
+        clock_clears: end.clock_clears,
     })
 }

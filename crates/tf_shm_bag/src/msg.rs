@@ -12,6 +12,8 @@ pub const SCHEMA_NAME: &str = "tf2_msgs/msg/TFMessage";
 pub const SCHEMA_ENCODINGS: [&str; 2] = ["ros2msg", "ros2idl"];
 /// Channel message encoding of CDR-serialised ROS 2 messages.
 pub const MESSAGE_ENCODING: &str = "cdr";
+/// Schema name of the simulated clock's message (`/clock`, what `use_sim_time` nodes follow).
+pub const CLOCK_SCHEMA_NAME: &str = "rosgraph_msgs/msg/Clock";
 
 /// The `ros2msg` definition of TFMessage with its dependencies, in the layout rosbag2 and
 /// `mcap-ros2-support` write (each dependency after a line of 80 `=` and `MSG: <type>`).
@@ -123,6 +125,12 @@ pub struct TfMessage {
     pub transforms: Vec<TransformStamped>,
 }
 
+/// `rosgraph_msgs/msg/Clock`: the ROS time a simulator (or `ros2 bag play --clock`) publishes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clock {
+    pub clock: Time,
+}
+
 /// Why a message's bytes are not a TFMessage.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeError(pub String);
@@ -145,6 +153,17 @@ const CDR_LE: [u8; 2] = [0x00, 0x01];
 /// plain CDR, or bytes that end early or do not form a TFMessage (e.g. a string that is not
 /// UTF-8 or a length past the end).
 pub fn decode(bytes: &[u8]) -> Result<TfMessage, DecodeError> {
+    decode_cdr(bytes, "TFMessage")
+}
+
+/// Decodes one serialised `rosgraph_msgs/msg/Clock` (encapsulation header included).
+///
+/// Errors: as [`decode`].
+pub fn decode_clock(bytes: &[u8]) -> Result<Clock, DecodeError> {
+    decode_cdr(bytes, "Clock")
+}
+
+fn decode_cdr<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, DecodeError> {
     if bytes.len() < 4 {
         return Err(DecodeError(format!(
             "{} bytes, shorter than the 4-byte CDR encapsulation header",
@@ -153,8 +172,8 @@ pub fn decode(bytes: &[u8]) -> Result<TfMessage, DecodeError> {
     }
     let (head, body) = bytes.split_at(4);
     let decoded = match [head[0], head[1]] {
-        CDR_LE => cdr_encoding::from_bytes::<TfMessage, LittleEndian>(body),
-        CDR_BE => cdr_encoding::from_bytes::<TfMessage, BigEndian>(body),
+        CDR_LE => cdr_encoding::from_bytes::<T, LittleEndian>(body),
+        CDR_BE => cdr_encoding::from_bytes::<T, BigEndian>(body),
         other => {
             return Err(DecodeError(format!(
                 "encapsulation {:#06x} is not plain CDR (0x0000 or 0x0001)",
@@ -164,15 +183,24 @@ pub fn decode(bytes: &[u8]) -> Result<TfMessage, DecodeError> {
     };
     decoded
         .map(|(m, _)| m)
-        .map_err(|e| DecodeError(format!("not a TFMessage in CDR: {e}")))
+        .map_err(|e| DecodeError(format!("not a {what} in CDR: {e}")))
 }
 
 /// Serialises a TFMessage as ROS 2 does: little-endian CDR with its encapsulation header.
 pub fn encode(msg: &TfMessage) -> Vec<u8> {
+    encode_cdr(msg)
+}
+
+/// Serialises a Clock as ROS 2 does (see [`encode`]).
+pub fn encode_clock(msg: &Clock) -> Vec<u8> {
+    encode_cdr(msg)
+}
+
+fn encode_cdr<T: Serialize>(msg: &T) -> Vec<u8> {
     let mut out = vec![CDR_LE[0], CDR_LE[1], 0, 0];
     // Serialising plain structs of numbers and strings into a Vec cannot fail.
-    let body = cdr_encoding::to_vec::<TfMessage, LittleEndian>(msg)
-        .expect("CDR serialisation of a TFMessage into memory");
+    let body = cdr_encoding::to_vec::<T, LittleEndian>(msg)
+        .expect("CDR serialisation of a message into memory");
     out.extend_from_slice(&body);
     out
 }
@@ -242,6 +270,20 @@ mod tests {
         let mut long_string = good.clone();
         long_string[16..20].copy_from_slice(&1_000_000u32.to_le_bytes());
         assert!(decode(&long_string).is_err());
+    }
+
+    /// rclpy's `serialize_message(Clock(clock=Time(sec=7, nanosec=5)))`, written out by hand.
+    #[test]
+    fn clock_layout_matches_ros2_cdr() {
+        let mut want = vec![0u8, 1, 0, 0];
+        want.extend(7i32.to_le_bytes());
+        want.extend(5u32.to_le_bytes());
+        let c = Clock {
+            clock: Time { sec: 7, nanosec: 5 },
+        };
+        assert_eq!(encode_clock(&c), want);
+        assert_eq!(decode_clock(&want).unwrap(), c);
+        assert!(decode_clock(&want[..7]).unwrap_err().0.contains("Clock"));
     }
 
     #[test]

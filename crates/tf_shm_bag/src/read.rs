@@ -16,13 +16,17 @@ use crate::msg::{self, TfMessage};
 /// gigabytes. rosbag2's chunks are ~1 MiB; a TFMessage of 10⁶ transforms is ~100 MiB.
 const RECORD_LENGTH_LIMIT: usize = 1 << 30;
 
-/// The TF topics to read. rosbag2 records TF under `/tf` and `/tf_static` unless remapped.
+/// The topics to read. rosbag2 records TF under `/tf` and `/tf_static`, and a simulator's
+/// clock under `/clock`, unless remapped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Topics {
     /// Dynamic transforms. Default `/tf`.
     pub tf: String,
     /// Static transforms. Default `/tf_static`.
     pub tf_static: String,
+    /// The ROS clock (`rosgraph_msgs/msg/Clock`) a `use_sim_time` node follows. Default
+    /// `/clock`; `None`: not read (the bag is replayed as if it had none).
+    pub clock: Option<String>,
 }
 
 impl Default for Topics {
@@ -30,16 +34,26 @@ impl Default for Topics {
         Topics {
             tf: "/tf".into(),
             tf_static: "/tf_static".into(),
+            clock: Some("/clock".into()),
         }
     }
 }
 
+/// What a topic of [`Topics`] carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Tf { is_static: bool },
+    Clock,
+}
+
 impl Topics {
-    fn kind(&self, topic: &str) -> Option<bool> {
+    fn kind(&self, topic: &str) -> Option<Kind> {
         if topic == self.tf_static {
-            Some(true)
+            Some(Kind::Tf { is_static: true })
         } else if topic == self.tf {
-            Some(false)
+            Some(Kind::Tf { is_static: false })
+        } else if self.clock.as_deref() == Some(topic) {
+            Some(Kind::Clock)
         } else {
             None
         }
@@ -57,15 +71,45 @@ pub struct TfRecord {
     pub message: TfMessage,
 }
 
-/// Reads the TF messages of one bag in file order (rosbag2 writes in receive order).
+/// One `/clock` message of a bag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockRecord {
+    /// Receive time rosbag2 logged, ns.
+    pub log_time: u64,
+    /// The ROS time it sets, ns.
+    pub clock: i64,
+}
+
+/// One message of a bag on the topics read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BagRecord {
+    /// On `/tf` or `/tf_static`.
+    Tf(TfRecord),
+    /// On `/clock`.
+    Clock(ClockRecord),
+}
+
+impl BagRecord {
+    /// Receive time rosbag2 logged, ns.
+    pub fn log_time(&self) -> u64 {
+        match self {
+            BagRecord::Tf(t) => t.log_time,
+            BagRecord::Clock(c) => c.log_time,
+        }
+    }
+}
+
+/// Reads the TF (and clock) messages of one bag in file order (rosbag2 writes in receive
+/// order).
 ///
 /// Every CRC the file carries is checked (a chunk's before any of its messages is returned,
 /// the data and summary sections' at their end), so a damaged chunk is an error, not wrong
 /// transforms.
 ///
-/// Channels on the TF topics are checked when they appear: schema `tf2_msgs/msg/TFMessage`
-/// (`ros2msg` or `ros2idl`) and message encoding `cdr`, else [`BagError::WrongSchema`] or
-/// [`BagError::WrongEncoding`]. Other topics are skipped without decoding.
+/// Channels on the topics read are checked when they appear: schema `tf2_msgs/msg/TFMessage`
+/// (or `rosgraph_msgs/msg/Clock` for the clock; `ros2msg` or `ros2idl`) and message encoding
+/// `cdr`, else [`BagError::WrongSchema`] or [`BagError::WrongEncoding`]. Other topics are
+/// skipped without decoding.
 pub struct BagReader {
     path: PathBuf,
     file: File,
@@ -73,11 +117,13 @@ pub struct BagReader {
     topics: Topics,
     bytes_read: u64,
     schemas: HashMap<u16, (String, String)>,
-    /// Channel id → (topic, is_static) for the TF channels.
-    tf_channels: HashMap<u16, (String, bool)>,
+    /// Channel id → (topic, kind) for the channels read.
+    channels: HashMap<u16, (String, Kind)>,
     /// Every topic seen, with its schema name (for the "no TF" error).
     all_topics: BTreeMap<String, String>,
     tf_messages: u64,
+    /// Messages returned so far (TF and clock).
+    messages: u64,
     done: bool,
 }
 
@@ -103,9 +149,10 @@ impl BagReader {
             topics: topics.clone(),
             bytes_read: 0,
             schemas: HashMap::new(),
-            tf_channels: HashMap::new(),
+            channels: HashMap::new(),
             all_topics: BTreeMap::new(),
             tf_messages: 0,
+            messages: 0,
             done: false,
         })
     }
@@ -145,8 +192,8 @@ impl BagReader {
         }
     }
 
-    /// The next TF message, `None` at the end of the file. After an error, returns `None`.
-    pub fn next_message(&mut self) -> Option<Result<TfRecord, BagError>> {
+    /// The next message, `None` at the end of the file. After an error, returns `None`.
+    pub fn next_message(&mut self) -> Option<Result<BagRecord, BagError>> {
         if self.done {
             return None;
         }
@@ -157,7 +204,7 @@ impl BagReader {
         r
     }
 
-    fn advance(&mut self) -> Option<Result<TfRecord, BagError>> {
+    fn advance(&mut self) -> Option<Result<BagRecord, BagError>> {
         loop {
             let event = match self.reader.next_event()? {
                 Ok(e) => e,
@@ -202,15 +249,19 @@ impl BagReader {
                     let (schema, encoding) =
                         self.schemas.get(&ch.schema_id).cloned().unwrap_or_default();
                     self.all_topics.insert(ch.topic.clone(), schema.clone());
-                    if let Some(is_static) = self.topics.kind(&ch.topic) {
-                        if schema != msg::SCHEMA_NAME
-                            || !msg::SCHEMA_ENCODINGS.contains(&encoding.as_str())
+                    if let Some(kind) = self.topics.kind(&ch.topic) {
+                        let expected = match kind {
+                            Kind::Tf { .. } => msg::SCHEMA_NAME,
+                            Kind::Clock => msg::CLOCK_SCHEMA_NAME,
+                        };
+                        if schema != expected || !msg::SCHEMA_ENCODINGS.contains(&encoding.as_str())
                         {
                             return Some(Err(BagError::WrongSchema {
                                 path: self.path.clone(),
                                 topic: ch.topic,
                                 schema,
                                 encoding,
+                                expected,
                             }));
                         }
                         if ch.message_encoding != msg::MESSAGE_ENCODING {
@@ -220,29 +271,41 @@ impl BagReader {
                                 encoding: ch.message_encoding,
                             }));
                         }
-                        self.tf_channels.insert(ch.id, (ch.topic, is_static));
+                        self.channels.insert(ch.id, (ch.topic, kind));
                     }
                 }
                 Record::Message { header, data } => {
-                    let Some((topic, is_static)) = self.tf_channels.get(&header.channel_id) else {
+                    let Some((topic, kind)) = self.channels.get(&header.channel_id) else {
                         continue;
                     };
-                    let index = self.tf_messages;
-                    self.tf_messages += 1;
-                    return Some(match msg::decode(&data) {
-                        Ok(message) => Ok(TfRecord {
-                            is_static: *is_static,
-                            log_time: header.log_time,
-                            message,
+                    let index = self.messages;
+                    self.messages += 1;
+                    let log_time = header.log_time;
+                    let decoded = match *kind {
+                        Kind::Tf { is_static } => {
+                            self.tf_messages += 1;
+                            msg::decode(&data).map(|message| {
+                                BagRecord::Tf(TfRecord {
+                                    is_static,
+                                    log_time,
+                                    message,
+                                })
+                            })
+                        }
+                        Kind::Clock => msg::decode_clock(&data).map(|c| {
+                            BagRecord::Clock(ClockRecord {
+                                log_time,
+                                clock: c.clock.to_ns(),
+                            })
                         }),
-                        Err(source) => Err(BagError::Undecodable {
-                            path: self.path.clone(),
-                            topic: topic.clone(),
-                            index,
-                            log_time: header.log_time,
-                            source,
-                        }),
-                    });
+                    };
+                    return Some(decoded.map_err(|source| BagError::Undecodable {
+                        path: self.path.clone(),
+                        topic: topic.clone(),
+                        index,
+                        log_time,
+                        source,
+                    }));
                 }
                 _ => {}
             }
@@ -251,7 +314,7 @@ impl BagReader {
 }
 
 impl Iterator for BagReader {
-    type Item = Result<TfRecord, BagError>;
+    type Item = Result<BagRecord, BagError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_message()

@@ -3,8 +3,12 @@
 //! message whenever any changed (as tf2_ros's static broadcaster republishes them all).
 //!
 //! The arena keeps each frame's history for its cache time, so polling well inside it (the
-//! default 10 s) catches every sample. What it cannot catch, it counts: a sample inserted
-//! behind one already recorded (an out-of-order arrival), or one overwritten before the poll.
+//! default 10 s) catches every sample, out-of-order arrivals included (each poll compares the
+//! frame's history with the one it saw before). What it cannot catch, it counts, exactly: a
+//! sample the history dropped before a poll read it (history cut short for lack of memory or
+//! above `max_rate_hz`, pruned by the cache time, or cleared by a clock jump). The count comes
+//! from the frame's insertion count read in the same snapshot as its samples
+//! ([`ArenaView::frame_history`]), so it never counts a sample that is in the file.
 
 use std::collections::HashMap;
 
@@ -16,12 +20,52 @@ use crate::error::BagError;
 use crate::msg::{self, TfMessage};
 use crate::write::BagWriter;
 
+/// What the recorder saw of one dynamic frame.
 #[derive(Default)]
 struct Seen {
-    /// Newest stamp recorded in this clear generation.
-    newest: Option<i64>,
-    /// The frame's accepted-sample counter at the last poll.
-    accepted: u64,
+    /// The frame's history at the last poll (what is in the file of it, for the samples still
+    /// held); empty after a clear or a spell as a static frame.
+    held: Vec<Sample>,
+    /// Its insertion count then.
+    inserted: u64,
+    /// The clear generation `held` belongs to.
+    generation: u64,
+}
+
+/// Whether two samples are the same in every bit (the arena never holds two such at once:
+/// tf2 drops an exact duplicate).
+fn same(a: &Sample, b: &Sample) -> bool {
+    let bits = |s: &Sample| {
+        let (t, q) = (s.transform.translation, s.transform.rotation);
+        [t[0], t[1], t[2], q[0], q[1], q[2], q[3]].map(f64::to_bits)
+    };
+    a.stamp == b.stamp && a.parent == b.parent && bits(a) == bits(b)
+}
+
+/// The samples of `now` (oldest first) that are not in `before` (oldest first): those
+/// inserted since, wherever they landed. Linear merge over the stamps.
+fn arrived(before: &[Sample], now: &[Sample]) -> Vec<Sample> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    for s in now {
+        while i < before.len() && before[i].stamp < s.stamp {
+            i += 1;
+        }
+        // Samples of equal stamp (tf2 keeps those that differ) are few: look at all of them.
+        let mut j = i;
+        let mut known = false;
+        while j < before.len() && before[j].stamp == s.stamp {
+            if same(&before[j], s) {
+                known = true;
+                break;
+            }
+            j += 1;
+        }
+        if !known {
+            out.push(*s);
+        }
+    }
+    out
 }
 
 /// What one poll did.
@@ -31,7 +75,8 @@ pub struct PollStats {
     pub dynamic: u64,
     /// Static transforms written (all statics, when one changed).
     pub statics: u64,
-    /// Samples the arena accepted that this poll could not record.
+    /// Samples the arena stored that no poll can record any more: dropped from the frame's
+    /// history (cut, pruned or cleared) before a poll read them.
     pub missed: u64,
 }
 
@@ -61,8 +106,9 @@ pub struct Recorder {
     seen: HashMap<FrameId, Seen>,
     statics: HashMap<FrameId, Sample>,
     names: Vec<Option<String>>,
-    clears: Option<u64>,
     arena: Option<ArenaIdentity>,
+    /// This arena was polled before (its frames then were there before the recording).
+    polled: bool,
     /// Arenas recorded from (more than one when the bridge restarted meanwhile).
     pub arenas: u64,
     /// Totals over all polls.
@@ -77,8 +123,8 @@ impl Recorder {
             seen: HashMap::new(),
             statics: HashMap::new(),
             names: Vec::new(),
-            clears: None,
             arena: None,
+            polled: false,
             arenas: 0,
             totals: PollStats::default(),
         }
@@ -139,16 +185,10 @@ impl Recorder {
             self.seen.clear();
             self.statics.clear();
             self.names.clear();
-            self.clears = None;
+            self.polled = false;
         }
-        let clears = view.stats().clears_total;
-        if self.clears != Some(clears) {
-            // History was cleared (a clock jump): stamps may start over lower.
-            for s in self.seen.values_mut() {
-                s.newest = None;
-            }
-            self.clears = Some(clears);
-        }
+        let first_poll = !self.polled;
+        self.polled = true;
         let mut dynamic = Vec::new();
         let mut statics_changed = false;
         for id in 1..view.frame_count() {
@@ -156,6 +196,10 @@ impl Recorder {
             match info.kind {
                 FrameKind::Root => {}
                 FrameKind::Static => {
+                    if let Some(seen) = self.seen.get_mut(&id) {
+                        // A static spell ends the dynamic history (ROS 2 kind switch).
+                        seen.held.clear();
+                    }
                     let s = view.frame_samples(id).map_err(RecordError::Arena)?;
                     if let Some(&s) = s.first() {
                         if self.statics.insert(id, s) != Some(s) {
@@ -164,21 +208,29 @@ impl Recorder {
                     }
                 }
                 FrameKind::Dynamic => {
-                    let samples = view.frame_samples(id).map_err(RecordError::Arena)?;
+                    let h = view.frame_history(id).map_err(RecordError::Arena)?;
+                    let Some(inserted) = h.inserted else {
+                        continue;
+                    };
+                    // A frame already there at the arena's first poll brings the history it
+                    // holds; one that appears later is counted from its first sample.
+                    let before_recording = first_poll && !self.seen.contains_key(&id);
                     let seen = self.seen.entry(id).or_default();
-                    let first_poll = seen.accepted == 0 && seen.newest.is_none();
-                    let fresh: Vec<Sample> = samples
-                        .into_iter()
-                        .filter(|s| seen.newest.map_or(true, |n| s.stamp > n))
-                        .collect();
-                    let arrived = info.accepted.saturating_sub(seen.accepted);
-                    if !first_poll && arrived > fresh.len() as u64 {
-                        stats.missed += arrived - fresh.len() as u64;
+                    if seen.generation != h.generation {
+                        // Cleared since (a clock jump): samples equal to those held before are
+                        // new ones (a replayed loop sends the same stamps again).
+                        seen.held.clear();
+                        seen.generation = h.generation;
                     }
-                    seen.accepted = info.accepted;
-                    if let Some(last) = fresh.last() {
-                        seen.newest = Some(last.stamp);
+                    let fresh = arrived(&seen.held, &h.samples);
+                    if !before_recording {
+                        // Every fresh sample is one of the insertions since the last poll; the
+                        // other insertions were dropped before this snapshot read them.
+                        let since = inserted.saturating_sub(seen.inserted);
+                        stats.missed += since.saturating_sub(fresh.len() as u64);
                     }
+                    seen.inserted = inserted;
+                    seen.held = h.samples;
                     dynamic.extend(fresh.into_iter().map(|s| (id, s)));
                 }
             }

@@ -1,5 +1,7 @@
 //! Replaying a bag into an arena writer: statics first, then `/tf` at the recorded receive
-//! times (scaled) or as fast as possible, optionally looped.
+//! times (scaled) or as fast as possible, optionally looped; a backward jump of the bag's
+//! `/clock` clears dynamic history where it happens, as it does in a `use_sim_time` tf2_ros
+//! node while `ros2 bag play` runs the bag.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -8,8 +10,8 @@ use tf_shm::ArenaWriter;
 
 use crate::error::BagError;
 use crate::feed::Feed;
-use crate::read::BagReader;
-use crate::scan::ScannedBag;
+use crate::read::{BagReader, BagRecord};
+use crate::scan::{ClockJump, ScannedBag};
 
 /// How to replay.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,8 +52,19 @@ pub struct Progress {
     pub loops: u64,
 }
 
-/// How a replay ended.
+/// What a replay reports as it goes.
 #[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event<'a> {
+    /// A `/tf` message was written.
+    Message(&'a Progress),
+    /// The bag's `/clock` jumped back: dynamic history was cleared before what follows.
+    ClockJump(&'a ClockJump),
+    /// A pass ended (`loops` passes are now complete); with looping, the next one starts.
+    PassEnd { loops: u64 },
+}
+
+/// How a replay ended.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReplayEnd {
     /// Transforms written (all passes, statics included).
     pub transforms: u64,
@@ -63,13 +76,37 @@ pub struct ReplayEnd {
     pub stopped: bool,
     /// Wall-clock time of the replay.
     pub elapsed: Duration,
+    /// `/clock` messages followed (all passes).
+    pub clock_messages: u64,
+    /// Clears of dynamic history at a backward jump of `/clock` (all passes).
+    pub clock_clears: u64,
+    /// Clears at the start of a new pass (`looped`).
+    pub loop_clears: u64,
 }
 
 /// Longest sleep between checks of the stop flag.
 const STOP_POLL: Duration = Duration::from_millis(50);
 
-/// Replays `bag` into `writer` through `feed`.
-/// `on_progress` is called after every message written; `stop` ends the replay (checked
+/// The ROS time a `use_sim_time` node has, set by each `/clock` message; a message setting
+/// an earlier time is a backward jump, on which tf2_ros's C++ `Buffer` clears (its jump
+/// threshold is −1 ns: any backward step; docs/tf2-semantics.md §10.2).
+#[derive(Default)]
+struct SimClock {
+    now: Option<i64>,
+}
+
+impl SimClock {
+    /// Sets the clock to `to`; the time it had when that is a jump back.
+    fn set(&mut self, to: i64) -> Option<i64> {
+        let from = self.now.filter(|&now| to < now);
+        self.now = Some(to);
+        from
+    }
+}
+
+/// Replays `bag` into `writer` through `feed`, following the bag's clock when `bag.topics`
+/// names one and the bag has it. `on_event` is called after every message written, at every
+/// clear for a clock jump and at the end of every pass; `stop` ends the replay (checked
 /// between messages and while waiting).
 ///
 /// Errors: [`BagError`] when the file fails on a later pass (changed or removed since the scan);
@@ -80,7 +117,7 @@ pub fn replay(
     feed: &mut Feed,
     opts: &ReplayOptions,
     stop: &AtomicBool,
-    mut on_progress: impl FnMut(&Progress),
+    mut on_event: impl FnMut(&Event<'_>),
 ) -> Result<ReplayEnd, BagError> {
     let info = &bag.info;
     let t0 = Instant::now();
@@ -90,6 +127,9 @@ pub fn replay(
         loops: 0,
         stopped: false,
         elapsed: Duration::ZERO,
+        clock_messages: 0,
+        clock_clears: 0,
+        loop_clears: 0,
     };
     for m in &info.static_messages {
         feed.apply(writer, m, true);
@@ -107,18 +147,28 @@ pub fn replay(
     loop {
         if end.loops > 0 {
             writer.clear();
+            end.loop_clears += 1;
         }
+        // A new pass starts from an unset clock: its first /clock is not a jump (the pass's
+        // clear stands for it).
+        let mut clock = SimClock::default();
         let pass_start = Instant::now();
         for rec in BagReader::open(&bag.path, &bag.topics)? {
             let rec = rec?;
+            let log_time = rec.log_time();
+            // The clock a pass starts with may come before its first /tf message.
+            let early_clock = matches!(rec, BagRecord::Clock(_)) && opts.start_ns == 0;
             // Not `break` past the end: a file is in write order, which a recorder may not
             // have kept strictly sorted by receive time.
-            if rec.is_static || rec.log_time < begin || rec.log_time > finish {
+            if matches!(&rec, BagRecord::Tf(t) if t.is_static)
+                || (log_time < begin && !early_clock)
+                || log_time > finish
+            {
                 continue;
             }
             if let Some(rate) = opts.rate {
-                let due = pass_start
-                    + Duration::from_secs_f64((rec.log_time - begin) as f64 / 1e9 / rate);
+                let ahead = log_time.saturating_sub(begin);
+                let due = pass_start + Duration::from_secs_f64(ahead as f64 / 1e9 / rate);
                 loop {
                     if stop.load(Ordering::Relaxed) {
                         end.stopped = true;
@@ -136,17 +186,34 @@ pub fn replay(
                 end.elapsed = t0.elapsed();
                 return Ok(end);
             }
-            feed.apply(writer, &rec.message, false);
-            end.transforms += rec.message.transforms.len() as u64;
-            end.messages += 1;
-            on_progress(&Progress {
-                bag_time_ns: rec.log_time,
-                fraction: (rec.log_time - begin) as f64 / span,
-                transforms: end.transforms,
-                loops: end.loops,
-            });
+            match rec {
+                BagRecord::Clock(c) => {
+                    end.clock_messages += 1;
+                    if let Some(from) = clock.set(c.clock) {
+                        writer.clear();
+                        end.clock_clears += 1;
+                        on_event(&Event::ClockJump(&ClockJump {
+                            log_time,
+                            from,
+                            to: c.clock,
+                        }));
+                    }
+                }
+                BagRecord::Tf(t) => {
+                    feed.apply(writer, &t.message, false);
+                    end.transforms += t.message.transforms.len() as u64;
+                    end.messages += 1;
+                    on_event(&Event::Message(&Progress {
+                        bag_time_ns: log_time,
+                        fraction: log_time.saturating_sub(begin) as f64 / span,
+                        transforms: end.transforms,
+                        loops: end.loops,
+                    }));
+                }
+            }
         }
         end.loops += 1;
+        on_event(&Event::PassEnd { loops: end.loops });
         if !opts.looped || stop.load(Ordering::Relaxed) {
             end.stopped = stop.load(Ordering::Relaxed);
             break;
@@ -154,4 +221,20 @@ pub fn replay(
     }
     end.elapsed = t0.elapsed();
     Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SimClock;
+
+    #[test]
+    fn any_backward_step_of_the_clock_is_a_jump_forward_is_not() {
+        let mut c = SimClock::default();
+        assert_eq!(c.set(5_000), None);
+        assert_eq!(c.set(9_000), None);
+        assert_eq!(c.set(9_000), None);
+        assert_eq!(c.set(8_999), Some(9_000));
+        assert_eq!(c.set(1_000_000), None);
+        assert_eq!(c.set(0), Some(1_000_000));
+    }
 }

@@ -1,29 +1,20 @@
-//! Writing TF as rosbag2 writes it to MCAP: profile `ros2`, one `tf2_msgs/msg/TFMessage`
-//! schema (`ros2msg`), channels `/tf` and `/tf_static` with CDR messages and the offered QoS
-//! rosbag2 records, zstd-compressed chunks, message and chunk indexes and a summary.
+//! Writing TF as rosbag2 Jazzy writes it to MCAP: profile `ros2`, one `tf2_msgs/msg/TFMessage`
+//! schema (`ros2msg`), channels `/tf` and `/tf_static` with CDR messages, the offered QoS and
+//! type hash rosbag2 records per channel, zstd-compressed chunks, the `rosbag2` metadata
+//! record (metadata version 9, see [`crate::rosbag2_meta`]), message and chunk indexes and a
+//! summary.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use mcap::records::MessageHeader;
+use mcap::records::{MessageHeader, Metadata};
 
 use crate::error::BagError;
 use crate::msg::{self, TfMessage};
 use crate::read::Topics;
-
-/// rosbag2's `offered_qos_profiles` for a topic (Jazzy's YAML; durability 1 =
-/// transient-local, 2 = volatile; reliability 1 = reliable; infinite durations).
-fn offered_qos(transient_local: bool) -> String {
-    let inf = "    sec: 9223372036\n    nsec: 854775807\n";
-    format!(
-        "- history: 3\n  depth: 0\n  reliability: 1\n  durability: {}\n  deadline:\n{inf}  \
-         lifespan:\n{inf}  liveliness: 1\n  liveliness_lease_duration:\n{inf}  \
-         avoid_ros_namespace_conventions: false",
-        if transient_local { 1 } else { 2 }
-    )
-}
+use crate::rosbag2_meta::{self, BagSummary, TopicInfo};
 
 /// A bag being written. [`BagWriter::finish`] writes the summary and indexes; a writer
 /// dropped without it still finishes the file (the `mcap` writer does on drop), but errors
@@ -31,11 +22,16 @@ fn offered_qos(transient_local: bool) -> String {
 pub struct BagWriter {
     path: PathBuf,
     out: mcap::Writer<BufWriter<File>>,
+    topics: Topics,
     tf: u16,
     tf_static: u16,
     sequence: u32,
     /// Messages written.
     pub messages: u64,
+    /// Messages written per topic: `/tf`, `/tf_static`.
+    counts: [u64; 2],
+    /// Receive times of the first and last message, ns.
+    log_times: Option<(u64, u64)>,
 }
 
 impl BagWriter {
@@ -63,7 +59,16 @@ impl BagWriter {
             .add_schema(msg::SCHEMA_NAME, "ros2msg", msg::SCHEMA_TEXT.as_bytes())
             .map_err(container)?;
         let channel = |out: &mut mcap::Writer<_>, topic: &str, latched: bool| {
-            let meta = BTreeMap::from([("offered_qos_profiles".to_string(), offered_qos(latched))]);
+            let meta = BTreeMap::from([
+                (
+                    "offered_qos_profiles".to_string(),
+                    rosbag2_meta::offered_qos(latched),
+                ),
+                (
+                    "topic_type_hash".to_string(),
+                    rosbag2_meta::TF_MESSAGE_TYPE_HASH.to_string(),
+                ),
+            ]);
             out.add_channel(schema, topic, msg::MESSAGE_ENCODING, &meta)
         };
         let tf = channel(&mut out, &topics.tf, false).map_err(container)?;
@@ -71,10 +76,13 @@ impl BagWriter {
         Ok(BagWriter {
             path: path.to_path_buf(),
             out,
+            topics: topics.clone(),
             tf,
             tf_static,
             sequence: 0,
             messages: 0,
+            counts: [0; 2],
+            log_times: None,
         })
     }
 
@@ -102,20 +110,54 @@ impl BagWriter {
                 source,
             })?;
         self.messages += 1;
+        self.counts[usize::from(is_static)] += 1;
+        let (lo, hi) = self.log_times.get_or_insert((log_time, log_time));
+        *lo = (*lo).min(log_time);
+        *hi = (*hi).max(log_time);
         Ok(())
     }
 
-    /// Ends the file: last chunk, indexes, summary, footer.
+    /// Ends the file: last chunk, the `rosbag2` metadata record, indexes, summary, footer.
     ///
     /// Errors: [`BagError::Container`] when writing fails.
     pub fn finish(mut self) -> Result<(), BagError> {
+        let (first, last) = self.log_times.unwrap_or((0, 0));
+        let file = self
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let topics = [
+            TopicInfo {
+                name: &self.topics.tf,
+                type_name: msg::SCHEMA_NAME,
+                transient_local: false,
+                message_count: self.counts[0],
+            },
+            TopicInfo {
+                name: &self.topics.tf_static,
+                type_name: msg::SCHEMA_NAME,
+                transient_local: true,
+                message_count: self.counts[1],
+            },
+        ];
+        let yaml = rosbag2_meta::serialized_metadata(&BagSummary {
+            file: &file,
+            starting_time_ns: first,
+            duration_ns: last - first,
+            topics: &topics,
+        });
+        let container = |source| BagError::Container {
+            path: self.path.clone(),
+            offset: 0,
+            source,
+        };
         self.out
-            .finish()
-            .map(|_| ())
-            .map_err(|source| BagError::Container {
-                path: self.path.clone(),
-                offset: 0,
-                source,
+            .write_metadata(&Metadata {
+                name: "rosbag2".into(),
+                metadata: BTreeMap::from([("serialized_metadata".to_string(), yaml)]),
             })
+            .map_err(container)?;
+        self.out.finish().map(|_| ()).map_err(container)
     }
 }

@@ -165,6 +165,7 @@ fn bag_without_tf_lists_its_topics() {
     let other = Topics {
         tf: "/robot/tf".into(),
         tf_static: "/robot/tf_static".into(),
+        clock: None,
     };
     let e = tf_shm_bag::load_with(&support::bag("pr2_zstd.mcap"), &other, None)
         .err()
@@ -219,8 +220,10 @@ fn replay_span_and_pacing() {
     };
     let stop = AtomicBool::new(false);
     let mut seen = Vec::new();
-    let end = replay(&bag, &mut w, &mut feed, &opts, &stop, |p| {
-        seen.push(p.bag_time_ns)
+    let end = replay(&bag, &mut w, &mut feed, &opts, &stop, |e| {
+        if let tf_shm_bag::Event::Message(p) = e {
+            seen.push(p.bag_time_ns)
+        }
     })
     .unwrap();
     assert!(!end.stopped && end.loops == 1);
@@ -247,4 +250,138 @@ fn replay_span_and_pacing() {
     };
     let end = replay(&bag, &mut w2, &mut feed, &opts, &stop, |_| {}).unwrap();
     assert!(end.stopped && end.messages == 0);
+}
+
+fn compare_cases(view: &tf_shm::ArenaView, file: &str) -> usize {
+    let cases = support::cases_of(file);
+    let diffs: Vec<String> = cases
+        .iter()
+        .filter_map(|c| support::check(c, view.lookup_transform(&c.target, &c.source, c.time)))
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "{file}: {} of {} lookups differ from tf2, e.g.\n{}",
+        diffs.len(),
+        cases.len(),
+        diffs[..diffs.len().min(10)].join("\n")
+    );
+    cases.len()
+}
+
+/// A simulation reset in the bag (/clock and the /tf stamps start over, /tf_static re-sent):
+/// loaded as a `use_sim_time` tf2_ros node holds it after `ros2 bag play`, cleared at the
+/// backward clock jump, so lookups (time 0 included) answer the second pass as tf2 does.
+#[test]
+fn reset_bag_is_cleared_at_the_clock_jump() {
+    let b = load(&support::bag("reset.mcap")).unwrap();
+    assert_eq!(b.clock_clears, 1);
+    assert_eq!(b.info.clock_jumps.len(), 1);
+    assert!(b.info.clock_messages > 200, "{}", b.info.clock_messages);
+    assert_eq!(
+        b.info.static_messages.len(),
+        2,
+        "/tf_static sent again at the reset"
+    );
+    assert_eq!(
+        (b.counts.refused, b.counts.duplicates),
+        (0, 0),
+        "{:?}",
+        b.refusals
+    );
+    assert!(compare_cases(&b.view, "expect_reset.json") >= 2000);
+
+    // Without the clock, the second pass lands in the first one's history: time 0 still
+    // answers the first pass's last stamp (what tf_shm replay did before following /clock).
+    let topics = Topics {
+        clock: None,
+        ..Topics::default()
+    };
+    let ignored = tf_shm_bag::load_with(&support::bag("reset.mcap"), &topics, None).unwrap();
+    assert_eq!((ignored.clock_clears, ignored.info.clock_messages), (0, 0));
+    let newest = ignored.info.stamp_range.unwrap().1;
+    let t = ignored
+        .view
+        .lookup_transform("odom", "base_footprint", 0)
+        .unwrap();
+    assert_eq!(t.stamp, newest);
+    let t = b
+        .view
+        .lookup_transform("odom", "base_footprint", 0)
+        .unwrap();
+    assert!(t.stamp < newest - 400_000_000, "{} vs {newest}", t.stamp);
+    // No clock to follow: the scan lists where each frame's stamps went back.
+    let steps = &ignored.info.stamp_steps;
+    assert!(!steps.is_empty() && steps.iter().all(|s| s.from - s.to >= 1_400_000_000));
+}
+
+/// A clock topic with another schema is refused like a TF topic with one, naming what it must
+/// be; the same bag read without its clock loads.
+#[test]
+fn clock_with_another_schema_is_named_and_can_be_ignored() {
+    use std::collections::BTreeMap;
+    let path = support::bags().join("wrong_clock.mcap");
+    {
+        let mut w = mcap::WriteOptions::new()
+            .profile("ros2")
+            .create(std::io::BufWriter::new(
+                std::fs::File::create(&path).unwrap(),
+            ))
+            .unwrap();
+        let tf = w
+            .add_schema(
+                tf_shm_bag::msg::SCHEMA_NAME,
+                "ros2msg",
+                tf_shm_bag::msg::SCHEMA_TEXT.as_bytes(),
+            )
+            .unwrap();
+        let float = w
+            .add_schema("std_msgs/msg/Float64", "ros2msg", b"float64 data\n")
+            .unwrap();
+        let tf = w.add_channel(tf, "/tf", "cdr", &BTreeMap::new()).unwrap();
+        let clock = w
+            .add_channel(float, "/clock", "cdr", &BTreeMap::new())
+            .unwrap();
+        let msg = tf_shm_bag::msg::TfMessage {
+            transforms: vec![tf_shm_bag::msg::TransformStamped {
+                header: tf_shm_bag::msg::Header {
+                    stamp: tf_shm_bag::msg::Time { sec: 5, nanosec: 0 },
+                    frame_id: "map".into(),
+                },
+                child_frame_id: "base".into(),
+                transform: tf_shm_bag::msg::Transform {
+                    rotation: tf_shm_bag::msg::Quaternion {
+                        w: 1.0,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            }],
+        };
+        let header = |channel_id, t| mcap::records::MessageHeader {
+            channel_id,
+            sequence: 0,
+            log_time: t,
+            publish_time: t,
+        };
+        w.write_to_known_channel(&header(clock, 1), &[0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            .unwrap();
+        w.write_to_known_channel(&header(tf, 2), &tf_shm_bag::msg::encode(&msg))
+            .unwrap();
+        w.finish().unwrap();
+    }
+    let e = load_err(&path);
+    let text = e.to_string();
+    assert!(matches!(e, BagError::WrongSchema { .. }), "{text}");
+    assert_eq!(e.topic(), Some("/clock"));
+    assert!(
+        text.contains("std_msgs/msg/Float64") && text.contains("expected rosgraph_msgs/msg/Clock"),
+        "{text}"
+    );
+    let topics = Topics {
+        clock: None,
+        ..Topics::default()
+    };
+    let b = tf_shm_bag::load_with(&path, &topics, None).unwrap();
+    assert_eq!(b.counts.stored, 1);
+    assert_eq!(b.info.clock_messages, 0);
 }

@@ -23,6 +23,11 @@ typedef struct tf_shm_buffer {
   uint64_t id;
 } tf_shm_buffer;
 
+// One step of [`tf_shm_buffer_wait`]: returns a negative value to end the wait, else the
+// longest time in ns to sleep before the next call (`INT64_MAX`: until the arena changes).
+// Must not unwind (no C++ exception may leave it).
+typedef int64_t (*tf_shm_wait_step)(void *ctx);
+
 // A lookup's answer: `T_target_source` at `stamp_ns`, i.e. the transform that maps points in
 // the source frame into the target frame (geometry_msgs `TransformStamped` with
 // `header.frame_id` = target, `child_frame_id` = source).
@@ -136,6 +141,37 @@ tf_shm_status tf_shm_buffer_arena_swaps(struct tf_shm_buffer buffer, uint64_t *o
 // `out` is NULL or writable.
 tf_shm_status tf_shm_buffer_generation(struct tf_shm_buffer buffer, uint64_t *out);
 
+// tf2's `getCacheLength()`: how long the arena keeps each frame's history, ns (the bridge's
+// cache time; tf2's default is 10 s).
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+//
+// # Safety
+// `out` is NULL or writable.
+tf_shm_status tf_shm_buffer_cache_time(struct tf_shm_buffer buffer, int64_t *out);
+
+// Calls `step(ctx)` until it returns a negative value, sleeping in between on the arena's
+// futex (no polling): `step` runs at once, then after every wake — the bridge wrote a
+// transform or cleared the buffer, a restarted bridge's arena was joined,
+// [`tf_shm_buffer_wake`] — or once the time it returned has passed. Wakes can be spurious;
+// `step` decides. One thread can serve many requests this way (`tf_shm::Tf2Buffer`'s
+// `waitForTransform` does). While it runs, closing the buffer waits for it to return.
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`] (`step` NULL).
+//
+// # Safety
+// `step` is NULL or a function that may be called with `ctx` on this thread until the call
+// returns, and does not unwind.
+tf_shm_status tf_shm_buffer_wait(struct tf_shm_buffer buffer, tf_shm_wait_step step, void *ctx);
+
+// Ends the current sleep of every [`tf_shm_buffer_wait`] and timed call on this buffer's
+// arena, so that their steps run again (FUTEX_WAKE on the arena's word: other processes'
+// waiters on the same arena wake spuriously and sleep again). A sleep that begins just after
+// this call is not ended: repeat it until the waiter has answered.
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`].
+tf_shm_status tf_shm_buffer_wake(struct tf_shm_buffer buffer);
+
 // tf2's `lookupTransform(target_frame, source_frame, time)`: `T_target_source` at `time_ns`
 // (0 = latest common time).
 //
@@ -204,8 +240,9 @@ tf_shm_status tf_shm_can_transform(struct tf_shm_buffer buffer,
                                    const char *source_frame,
                                    int64_t time_ns);
 
-// tf2_ros's `canTransform(target, source, time, timeout, &errstr)`: polls until it can or
-// `timeout_ns` passed; the failure is the last poll's.
+// tf2_ros's `canTransform(target, source, time, timeout, &errstr)`: waits until it can or
+// `timeout_ns` passed, sleeping on the arena's futex (woken by the bridge's writes, no
+// polling); the failure is the last check's.
 //
 // # Safety
 // Names are NULL or NUL-terminated.

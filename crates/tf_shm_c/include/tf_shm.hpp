@@ -282,8 +282,8 @@ public:
       toNs(time), &t));
     return detail::toStamped(t, target_frame, source_frame);
   }
-  /// tf2_ros::Buffer::lookupTransform with a timeout: waits for canTransform, then throws the
-  /// plain lookup's exception if it still fails.
+  /// tf2_ros::Buffer::lookupTransform with a timeout: sleeps on the arena's futex until
+  /// canTransform (or the timeout), then throws the plain lookup's exception if it still fails.
   TransformStamped lookupTransform(
     const std::string & target_frame, const std::string & source_frame,
     const TimePoint & time, const Duration timeout) const
@@ -325,7 +325,8 @@ public:
     return detail::answer(tf_shm_can_transform(h_, target_frame.c_str(), source_frame.c_str(),
       toNs(time)), error_msg);
   }
-  /// tf2_ros::Buffer::canTransform with a timeout (polls until it can or the time is up).
+  /// tf2_ros::Buffer::canTransform with a timeout: sleeps on the arena's futex (woken by the
+  /// bridge's writes, no polling) until it can or the time is up.
   bool canTransform(
     const std::string & target_frame, const std::string & source_frame,
     const TimePoint & time, const Duration timeout, std::string * errstr = nullptr) const

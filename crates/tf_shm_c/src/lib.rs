@@ -19,7 +19,7 @@ mod handles;
 mod status;
 
 use std::borrow::Cow;
-use std::ffi::{c_char, CStr};
+use std::ffi::{c_char, c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
@@ -290,6 +290,76 @@ pub unsafe extern "C" fn tf_shm_buffer_generation(
     unsafe { tf_shm_buffer_arena_swaps(buffer, out) }
 }
 
+/// tf2's `getCacheLength()`: how long the arena keeps each frame's history, ns (the bridge's
+/// cache time; tf2's default is 10 s).
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_cache_time(
+    buffer: tf_shm_buffer,
+    out: *mut i64,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_cache_time";
+    with_buffer(F, buffer, |b| {
+        *crate::out(F, "out", out)? = b.get_cache_length();
+        Ok(())
+    })
+}
+
+/// One step of [`tf_shm_buffer_wait`]: returns a negative value to end the wait, else the
+/// longest time in ns to sleep before the next call (`INT64_MAX`: until the arena changes).
+/// Must not unwind (no C++ exception may leave it).
+pub type tf_shm_wait_step = Option<unsafe extern "C" fn(ctx: *mut c_void) -> i64>;
+
+/// Calls `step(ctx)` until it returns a negative value, sleeping in between on the arena's
+/// futex (no polling): `step` runs at once, then after every wake — the bridge wrote a
+/// transform or cleared the buffer, a restarted bridge's arena was joined,
+/// [`tf_shm_buffer_wake`] — or once the time it returned has passed. Wakes can be spurious;
+/// `step` decides. One thread can serve many requests this way (`tf_shm::Tf2Buffer`'s
+/// `waitForTransform` does). While it runs, closing the buffer waits for it to return.
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`] (`step` NULL).
+///
+/// # Safety
+/// `step` is NULL or a function that may be called with `ctx` on this thread until the call
+/// returns, and does not unwind.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_wait(
+    buffer: tf_shm_buffer,
+    step: tf_shm_wait_step,
+    ctx: *mut c_void,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_wait";
+    with_buffer(F, buffer, |b| {
+        let step = step.ok_or_else(|| {
+            Fail::new(TF_SHM_NULL_ARGUMENT, format!("{F}: argument step is NULL"))
+        })?;
+        b.wait_while(|| {
+            // SAFETY: by the caller's contract.
+            let ns = unsafe { step(ctx) };
+            u64::try_from(ns).ok().map(Duration::from_nanos)
+        });
+        Ok(())
+    })
+}
+
+/// Ends the current sleep of every [`tf_shm_buffer_wait`] and timed call on this buffer's
+/// arena, so that their steps run again (FUTEX_WAKE on the arena's word: other processes'
+/// waiters on the same arena wake spuriously and sleep again). A sleep that begins just after
+/// this call is not ended: repeat it until the waiter has answered.
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`].
+#[no_mangle]
+pub extern "C" fn tf_shm_buffer_wake(buffer: tf_shm_buffer) -> tf_shm_status {
+    with_buffer("tf_shm_buffer_wake", buffer, |b| {
+        b.wake_waiters();
+        Ok(())
+    })
+}
+
 /// tf2's `lookupTransform(target_frame, source_frame, time)`: `T_target_source` at `time_ns`
 /// (0 = latest common time).
 ///
@@ -454,8 +524,9 @@ pub unsafe extern "C" fn tf_shm_can_transform(
     })
 }
 
-/// tf2_ros's `canTransform(target, source, time, timeout, &errstr)`: polls until it can or
-/// `timeout_ns` passed; the failure is the last poll's.
+/// tf2_ros's `canTransform(target, source, time, timeout, &errstr)`: waits until it can or
+/// `timeout_ns` passed, sleeping on the arena's futex (woken by the bridge's writes, no
+/// polling); the failure is the last check's.
 ///
 /// # Safety
 /// Names are NULL or NUL-terminated.

@@ -3,7 +3,8 @@
 # (crates/tf_shm_cli/examples/demo_arena.rs: static map -> odom at (2, 1, 0)):
 #   1. plain CMake: configure, build and install crates/tf_shm_c into a prefix, then build
 #      tests/cmake_consumer with find_package(tf_shm) (C++ on tf_shm::tf_shm, C on
-#      tf_shm::tf_shm_static) and run both;
+#      tf_shm::tf_shm_static, and where ROS 2's tf2 is found, C++ through tf2's interfaces on
+#      tf_shm::tf2_buffer) and run them;
 #   2. colcon (when the ROS environment of scripts/ros-env.sh is loaded): build crates/tf_shm_c
 #      and the ament_cmake example examples/cpp_consumer in one workspace, source it, and run
 #      the example.
@@ -37,12 +38,27 @@ cmake -S crates/tf_shm_c -B "$w/build" -DTF_SHM_CARGO_TARGET_DIR="$target" \
   -DCMAKE_INSTALL_PREFIX="$w/prefix" >/dev/null
 cmake --build "$w/build" >/dev/null
 cmake --install "$w/build" >/dev/null
-cmake -S crates/tf_shm_c/tests/cmake_consumer -B "$w/consumer" -DCMAKE_PREFIX_PATH="$w/prefix" >/dev/null
+# With the ROS environment loaded (and ROS 2's tf2 installed), tf_shm::tf2_buffer is defined too;
+# tf2_ros's headers come from a prefix, else from $TF_SHM_ROS_SOURCES (header-only use).
+tf2_ros_inc=()
+if [ -n "${TF_SHM_ROS_SOURCES:-}" ] && [ -d "$TF_SHM_ROS_SOURCES/geometry2/tf2_ros/include" ]; then
+  tf2_ros_inc=(-DTF_SHM_TF2_ROS_INCLUDE_DIR="$TF_SHM_ROS_SOURCES/geometry2/tf2_ros/include")
+fi
+prefixes="$w/prefix;${TF_SHM_TF2_PREFIX:-};${CMAKE_PREFIX_PATH:-}"
+cmake -S crates/tf_shm_c/tests/cmake_consumer -B "$w/consumer" -DCMAKE_PREFIX_PATH="${prefixes//:/;}" \
+  "${tf2_ros_inc[@]}" >/dev/null
 cmake --build "$w/consumer" >/dev/null
 expect "C++ (shared)" "map -> odom: 2.000000 1.000000 0.000000" "$w/consumer/tf_shm_consumer"
 expect "C (static)" "map -> odom: 2.000000 1.000000 0.000000" "$w/consumer/tf_shm_consumer_c"
 if ldd "$w/consumer/tf_shm_consumer_c" | grep -q libtf_shm_c; then
   echo "tf_shm_consumer_c should not need libtf_shm_c.so" >&2; exit 1
+fi
+if [ -x "$w/consumer/tf_shm_tf2_consumer" ]; then
+  expect "C++ through tf2's interfaces" "map -> odom: 2.000000 1.000000 0.000000" "$w/consumer/tf_shm_tf2_consumer"
+  expect "tf2's exception classes" "tf2::LookupException: " "$w/consumer/tf_shm_tf2_consumer"
+  expect "waitForTransform" "waitForTransform: ok" "$w/consumer/tf_shm_tf2_consumer"
+else
+  echo "--- tf_shm::tf2_buffer consumer skipped: no ROS 2 tf2 found by find_package (scripts/ros-env.sh setup)" >&2
 fi
 
 if command -v colcon >/dev/null && [ -n "${AMENT_PREFIX_PATH:-}" ]; then

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The C and C++ tests of tf_shm_c: checks that include/tf_shm.h is what cbindgen generates from
 # src/, then builds tests/test_c.c, tests/test_cpp.cpp and (with the ROS environment of
-# scripts/ros-env.sh loaded, for geometry_msgs) tests/test_geometry_msgs.cpp with gcc and clang
-# under ASan and UBSan against the release build of libtf_shm_c (and the test-only testkit),
-# and runs them.
+# scripts/ros-env.sh loaded, for geometry_msgs) tests/test_geometry_msgs.cpp and (where ROS 2
+# Jazzy's tf2 is installed in a prefix of CMAKE_PREFIX_PATH / AMENT_PREFIX_PATH, or
+# $TF_SHM_TF2_PREFIX) tests/test_tf2_buffer.cpp, against the real libtf2 and tf2_ros's headers
+# (installed, else $TF_SHM_ROS_SOURCES/geometry2/tf2_ros/include), with gcc and clang under ASan
+# and UBSan against the release build of libtf_shm_c (and the test-only testkit), and runs them.
 #   crates/tf_shm_c/tests/run.sh   # needs cbindgen, gcc, g++, clang, libclang-rt-14-dev,
 #                                  # liborocos-kdl-dev (the reference of the geometry_msgs test)
 set -euo pipefail
@@ -39,6 +41,28 @@ for prefix in ${AMENT_PREFIX_PATH//:/ }; do
   fi
 done
 [ -n "${ros_inc[*]}" ] || echo "tf_shm_c: no geometry_msgs in AMENT_PREFIX_PATH; skipping the interop test" >&2
+# ROS 2 Jazzy's tf2 (C++, ament layout: include/tf2/tf2/*.h, lib/libtf2.so) and tf2_ros's headers.
+tf2_args=()
+prefixes="${TF_SHM_TF2_PREFIX:-}:${CMAKE_PREFIX_PATH:-}:${AMENT_PREFIX_PATH:-}"
+tf2_prefix= tf2_ros_inc= rcutils_lib=
+for prefix in ${prefixes//:/ }; do
+  [ -z "$tf2_prefix" ] && [ -f "$prefix/include/tf2/tf2/buffer_core.h" ] && [ -f "$prefix/lib/libtf2.so" ] &&
+    tf2_prefix=$prefix
+  [ -z "$tf2_ros_inc" ] && [ -f "$prefix/include/tf2_ros/tf2_ros/async_buffer_interface.h" ] &&
+    tf2_ros_inc=$prefix/include/tf2_ros
+  [ -z "$rcutils_lib" ] && [ -f "$prefix/lib/librcutils.so" ] && rcutils_lib=$prefix/lib
+done
+if [ -z "$tf2_ros_inc" ] && [ -n "${TF_SHM_ROS_SOURCES:-}" ] &&
+  [ -f "$TF_SHM_ROS_SOURCES/geometry2/tf2_ros/include/tf2_ros/async_buffer_interface.h" ]; then
+  tf2_ros_inc=$TF_SHM_ROS_SOURCES/geometry2/tf2_ros/include  # header-only use: no rclcpp needed
+fi
+if [ -n "${ros_inc[*]}" ] && [ -n "$tf2_prefix" ] && [ -n "$tf2_ros_inc" ] && [ -n "$rcutils_lib" ]; then
+  tf2_args=(-isystem "$tf2_prefix/include/tf2" -isystem "$tf2_ros_inc"
+    "$tf2_prefix/lib/libtf2.so" "$rcutils_lib/librcutils.so" "-Wl,--disable-new-dtags,-rpath,$tf2_prefix/lib:$rcutils_lib")  # RPATH: also for libtf2's librcutils
+else
+  echo "tf_shm_c: no ROS 2 tf2 (C++) with tf2_ros headers found (tf2: '${tf2_prefix}', tf2_ros: '${tf2_ros_inc}');" \
+    "skipping the tf2 interface test (scripts/ros-env.sh setup installs tf2)" >&2
+fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 for cc in gcc clang; do
   cxx=$([ $cc = gcc ] && echo g++ || echo clang++)
@@ -53,5 +77,11 @@ for cc in gcc clang; do
     $cxx -std=c++17 -Wall -Wextra -Werror "${san[@]}" "${inc[@]}" "${ros_inc[@]}" \
       $crate/tests/test_geometry_msgs.cpp -o "$out/test_geometry_msgs_$cc" "${libs[@]}" -lorocos-kdl
     "$out/test_geometry_msgs_$cc"
+  fi
+  if [ -n "${tf2_args[*]}" ]; then
+    echo "--- tf2 interface tests (tf_shm::Tf2Buffer against tf2::BufferCore), $cxx, ASan + UBSan"
+    $cxx -std=c++17 -Wall -Wextra -Werror "${san[@]}" "${inc[@]}" "${ros_inc[@]}" \
+      $crate/tests/test_tf2_buffer.cpp -o "$out/test_tf2_buffer_$cc" "${tf2_args[@]}" "${libs[@]}"
+    "$out/test_tf2_buffer_$cc"
   fi
 done

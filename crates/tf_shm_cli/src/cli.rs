@@ -89,6 +89,36 @@ pub enum Command {
     /// Record what the arena receives into a rosbag2-compatible MCAP file (/tf, /tf_static,
     /// tf2_msgs/msg/TFMessage in CDR); Ctrl-C leaves a valid, indexed file.
     Record(crate::record::RecordArgs),
+    /// Serve a live picture of the tree to a web browser, from the arena (no ROS): the graph as
+    /// view_frames lays it out, each edge with its rate (Hz), delay (s), buffer length (s) and
+    /// broadcaster, what doctor flags shown on its frame, and a picked pair's transform as
+    /// `echo` prints it. Refreshes 4 times a second; Ctrl-C stops it.
+    ///
+    /// The page works offline (Graphviz, as WebAssembly, is inside this binary). It is served
+    /// only at a URL with a random token, printed on start: a request without the token gets
+    /// 403. Loopback only unless --bind says otherwise: whoever holds the URL sees the TF data.
+    View(ViewArgs),
+}
+
+/// `tf_shm view`.
+#[derive(Debug, Clone, Args)]
+pub struct ViewArgs {
+    /// Address to listen on. Anything but loopback shows the tree to the network (to whoever
+    /// has the URL)
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    pub bind: std::net::IpAddr,
+    /// Port to listen on (0: any free port)
+    #[arg(long, default_value_t = 0, value_name = "PORT")]
+    pub port: u16,
+    /// Open the page in the desktop's browser (xdg-open)
+    #[arg(long)]
+    pub open: bool,
+    /// A frame is flagged stale when no sample came for this many of its periods (as doctor)
+    #[arg(long, default_value_t = 10.0, value_name = "PERIODS", value_parser = positive_f64)]
+    pub stale_periods: f64,
+    /// Window in which a parent change flags the frame, s [default: the arena's cache time]
+    #[arg(long, value_name = "SEC", value_parser = positive_f64)]
+    pub recent: Option<f64>,
 }
 
 /// `tf_shm echo`.
@@ -152,12 +182,17 @@ pub struct LookupArgs {
 /// `tf_shm tree`.
 #[derive(Debug, Clone, Args)]
 pub struct TreeArgs {
-    /// Print Graphviz DOT (as view_frames draws it) instead of the text tree
-    #[arg(long, conflicts_with = "svg")]
+    /// Print Graphviz DOT (as view_frames draws it: parent → child, each edge with its
+    /// broadcaster, rate, buffer length, stamps and delay; what doctor flags written on the
+    /// frame) instead of the text tree
+    #[arg(long)]
     pub dot: bool,
-    /// Render the tree to this SVG file with Graphviz `dot` (must be installed)
+    /// Render that graph to this SVG file with Graphviz `dot` (must be installed)
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Render that graph to this PDF file with Graphviz `dot`, as view_frames writes frames.pdf
+    #[arg(long, value_name = "FILE")]
+    pub pdf: Option<PathBuf>,
     /// Every column, however wide. Otherwise, on a terminal (or with $COLUMNS set), columns
     /// are left out, last first, until the tree fits its width
     #[arg(long)]
@@ -198,6 +233,20 @@ pub struct DoctorArgs {
     /// Treat warnings as failures for the exit status
     #[arg(long)]
     pub strict: bool,
+}
+
+impl DoctorArgs {
+    /// The thresholds `doctor` uses when given no options.
+    pub fn defaults() -> DoctorArgs {
+        use clap::{FromArgMatches, Parser};
+        #[derive(Parser)]
+        struct Only {
+            #[command(flatten)]
+            a: DoctorArgs,
+        }
+        let m = <Only as clap::CommandFactory>::command().get_matches_from(["doctor"]);
+        Only::from_arg_matches(&m).expect("defaults parse").a
+    }
 }
 
 pub(crate) fn positive_f64(s: &str) -> Result<f64, String> {

@@ -312,7 +312,7 @@ fn history_check(
 ) -> Check {
     let short: Vec<String> = frames
         .iter()
-        .filter(|f| f.history_short || f.no_ring)
+        .filter(|f| history_short(f))
         .map(|f| {
             if f.no_ring {
                 format!("{} (no history at all)", f.name)
@@ -354,11 +354,7 @@ fn history_check(
 fn parents_check(frames: &[FrameInfo], now: i64, recent_ns: i64) -> Check {
     let moved: Vec<String> = frames
         .iter()
-        .filter(|f| {
-            f.parent_changes > 0
-                && f.last_parent_change_unix_ns > 0
-                && now - f.last_parent_change_unix_ns <= recent_ns
-        })
+        .filter(|f| moved_recently(f, now, recent_ns))
         .map(|f| {
             format!(
                 "{} ({} change(s), last {:.1} s ago, now under {})",
@@ -388,24 +384,66 @@ fn parents_check(frames: &[FrameInfo], now: i64, recent_ns: i64) -> Check {
     }
 }
 
+/// How `STALE` judges one frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Freshness {
+    /// Not judged: not dynamic, fewer than two samples or no write time (no rate to expect).
+    Unjudged,
+    /// A sample came within the allowed number of periods.
+    Fresh,
+    /// No sample for `age_s` seconds, more than the allowed periods of `period_s` seconds.
+    Stale {
+        /// Wall-clock time since the bridge last wrote the frame, s.
+        age_s: f64,
+        /// Average period of the history, s.
+        period_s: f64,
+    },
+}
+
+/// Whether a frame is stale: a dynamic frame that got no sample for `periods` of its average
+/// periods (wall clock since the bridge's last write against the history's stamp spacing).
+pub fn freshness(f: &FrameInfo, now: i64, periods: f64) -> Freshness {
+    if f.kind != FrameKind::Dynamic || f.last_write_unix_ns <= 0 {
+        return Freshness::Unjudged;
+    }
+    let Some(h) = f.history.filter(|h| h.len >= 2 && h.newest > h.oldest) else {
+        return Freshness::Unjudged;
+    };
+    let period_s = (h.newest - h.oldest) as f64 / 1e9 / (h.len - 1) as f64;
+    let age_s = (now - f.last_write_unix_ns) as f64 / 1e9;
+    if age_s > periods * period_s {
+        Freshness::Stale { age_s, period_s }
+    } else {
+        Freshness::Fresh
+    }
+}
+
+/// Whether a frame changed parent within `recent_ns` of `now` (what `PARENTS` fails on).
+pub fn moved_recently(f: &FrameInfo, now: i64, recent_ns: i64) -> bool {
+    f.parent_changes > 0
+        && f.last_parent_change_unix_ns > 0
+        && now - f.last_parent_change_unix_ns <= recent_ns
+}
+
+/// Whether a frame keeps less than the cache time (what `HISTORY` fails on).
+pub fn history_short(f: &FrameInfo) -> bool {
+    f.history_short || f.no_ring
+}
+
 fn stale_check(frames: &[FrameInfo], now: i64, periods: f64) -> Check {
     let mut judged = 0;
     let mut stale = Vec::new();
-    for f in frames.iter().filter(|f| f.kind == FrameKind::Dynamic) {
-        let Some(h) = f.history.filter(|h| h.len >= 2 && h.newest > h.oldest) else {
-            continue;
-        };
-        if f.last_write_unix_ns <= 0 {
-            continue;
-        }
-        judged += 1;
-        let period = (h.newest - h.oldest) as f64 / 1e9 / (h.len - 1) as f64;
-        let age = (now - f.last_write_unix_ns) as f64 / 1e9;
-        if age > periods * period {
-            stale.push(format!(
-                "{} (no sample for {age:.2} s, period {period:.3} s)",
-                f.name
-            ));
+    for f in frames {
+        match freshness(f, now, periods) {
+            Freshness::Unjudged => {}
+            Freshness::Fresh => judged += 1,
+            Freshness::Stale { age_s, period_s } => {
+                judged += 1;
+                stale.push(format!(
+                    "{} (no sample for {age_s:.2} s, period {period_s:.3} s)",
+                    f.name
+                ));
+            }
         }
     }
     if stale.is_empty() {
@@ -473,10 +511,16 @@ fn intake_check(messages_lost: u64) -> Check {
             "{messages_lost} messages lost on the way in (not delivered by the middleware, or \
              dropped by the bridge's full intake queue)"
         ),
-        "the bridge did not take messages as fast as they came: more waited than the \
-         subscription's QoS depth (tf_depth / tf_static_depth), or its writer fell behind; check \
-         its CPU (a starved, stopped or throttled process) and the publishers' rates; the bridge's \
-         warn lines say which cause and how many",
+        "a message is lost for one of these causes: (1) the network between the publisher's \
+         host and the bridge's was down or lossy (a cable, switch or Wi-Fi outage, a saturated \
+         link: DDS delivers nothing while the link is down, and a reliable publisher resends only \
+         what its QoS history still holds; check the link and `ros2 topic hz /tf` on both hosts); \
+         (2) the publisher's own KEEP_LAST history replaced samples before this reader took \
+         them; (3) the bridge did not take messages as fast as they came, so more waited than \
+         the subscription's QoS depth (tf_depth / tf_static_depth): check its CPU (a starved, \
+         stopped or throttled process) and the publishers' rates; (4) the bridge's intake queue \
+         was full because its writer fell behind. The bridge's warn lines say how many were not \
+         delivered by the middleware (1-3) and how many its queue dropped (4)",
     )
 }
 
@@ -610,9 +654,9 @@ fn data_check(stats: &ArenaStats, frames: &[FrameInfo], now: i64, quiet_s: f64) 
     )
 }
 
-fn arena_checks(view: &ArenaView, a: &DoctorArgs) -> Vec<Check> {
+/// The checks of an open arena's contents (CAPACITY … READY), at `now` (Unix ns).
+pub fn arena_checks(view: &ArenaView, a: &DoctorArgs, now: i64) -> Vec<Check> {
     let stats = view.stats();
-    let now = unix_now_ns();
     let frames = match view.frames() {
         Ok(f) => f,
         Err(e) => {
@@ -624,10 +668,7 @@ fn arena_checks(view: &ArenaView, a: &DoctorArgs) -> Vec<Check> {
             )];
         }
     };
-    let recent_ns = a
-        .recent
-        .and_then(tf_shm::time::secs_to_ns)
-        .unwrap_or(stats.cache_time_ns);
+    let recent_ns = recent_ns(a, &stats);
     vec![
         capacity_check(&stats),
         history_check(
@@ -646,6 +687,13 @@ fn arena_checks(view: &ArenaView, a: &DoctorArgs) -> Vec<Check> {
     ]
 }
 
+/// The window of `PARENTS`, ns: `--recent`, else the arena's cache time.
+pub fn recent_ns(a: &DoctorArgs, stats: &ArenaStats) -> i64 {
+    a.recent
+        .and_then(tf_shm::time::secs_to_ns)
+        .unwrap_or(stats.cache_time_ns)
+}
+
 /// Runs every check.
 pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, LocationError> {
     let loc = connect::location(g)?;
@@ -657,7 +705,7 @@ pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, LocationError> {
     let owner = rows.iter().find(|r| r.entry == "owner");
     out.extend(bridge_checks(&opened, owner));
     match &opened {
-        Ok(b) => out.extend(arena_checks(&b.view(), a)),
+        Ok(b) => out.extend(arena_checks(&b.view(), a, unix_now_ns())),
         Err(_) => {
             for code in [
                 "CAPACITY", "HISTORY", "PARENTS", "DATA", "STALE", "REFUSED", "INTAKE", "READY",

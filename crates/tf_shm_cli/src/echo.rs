@@ -126,18 +126,32 @@ fn print_outcome(
     }
     match r {
         Ok(t) => println!("{}", TransformReport::new(t).to_text(digits)),
-        Err(e) if waiting => eprintln!(
-            "{} {}",
-            err_paint.paint(
+        Err(e) => eprintln!("{}", error_text(target, source, e, waiting, err_paint)),
+    }
+}
+
+/// A failed lookup as `echo` (`waiting`: it keeps trying, worded as tf2_echo) or `lookup`
+/// prints it: a label, then tf2's error text.
+pub fn error_text(
+    target: &str,
+    source: &str,
+    e: &TransformError,
+    waiting: bool,
+    p: &Painter,
+) -> String {
+    if waiting {
+        format!(
+            "{} {e}",
+            p.paint(
                 Style::Yellow,
                 &format!("Waiting for transform {target} -> {source}:")
-            ),
-            e
-        ),
-        Err(e) => eprintln!(
+            )
+        )
+    } else {
+        format!(
             "{} {e}",
-            err_paint.paint(Style::Red, &format!("{}:", e.class_name()))
-        ),
+            p.paint(Style::Red, &format!("{}:", e.class_name()))
+        )
     }
 }
 

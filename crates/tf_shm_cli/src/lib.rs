@@ -19,6 +19,7 @@ pub mod cli;
 pub mod connect;
 pub mod doctor;
 pub mod echo;
+pub mod graph;
 pub mod monitor;
 pub mod out;
 pub mod participants;
@@ -26,6 +27,7 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod tree;
+pub mod view;
 
 use std::process::ExitCode;
 
@@ -46,6 +48,7 @@ pub fn run(cli: cli::Cli) -> ExitCode {
         cli::Command::Doctor(a) => doctor::run(g, &a),
         cli::Command::Replay(a) => replay::run(g, &a),
         cli::Command::Record(a) => record::run(g, &a),
+        cli::Command::View(a) => view::run(g, &a),
     };
     ExitCode::from(code)
 }

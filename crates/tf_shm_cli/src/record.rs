@@ -55,6 +55,7 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
     let topics = Topics {
         tf: a.tf_topic.clone(),
         tf_static: a.tf_static_topic.clone(),
+        clock: None,
     };
     let bag = match BagWriter::create(&a.out, &topics) {
         Ok(b) => b,
@@ -138,8 +139,10 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
         );
         if totals.missed > 0 {
             eprintln!(
-                "tf_shm record: missed samples arrived out of order or were overwritten \
-                 before a poll; raise --poll"
+                "tf_shm record: the missed samples were dropped from the arena's history \
+                 before a poll could copy them (history cut short by the memory budget or \
+                 max_rate_hz, or cleared by a clock jump); raise --poll, or the bridge's \
+                 memory_budget_mb"
             );
         }
         if let Some(e) = &failure {

@@ -1,6 +1,7 @@
 //! `tf_shm replay BAG.mcap`: serves a rosbag2 bag's TF through an arena, as the bridge serves
 //! a live robot's (require_create, rendezvous owner), so `tf_shm::open()` consumers and the
-//! other commands work unchanged.
+//! other commands work unchanged. A bag with `/clock` is followed as a `use_sim_time` tf2_ros
+//! node follows `ros2 bag play`: a backward jump clears dynamic history there.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -10,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use tf_shm::ArenaConfig;
-use tf_shm_bag::feed::Feed;
-use tf_shm_bag::{Progress, ReplayOptions, ScannedBag, Topics};
+use tf_shm_bag::feed::{self, Feed};
+use tf_shm_bag::scan::BagInfo;
+use tf_shm_bag::{BagError, Event, ReplayOptions, ScannedBag, Topics};
 
 use crate::cli::Global;
 use crate::connect;
@@ -46,6 +48,14 @@ pub struct ReplayArgs {
     /// Static transforms topic in the bag
     #[arg(long, default_value = "/tf_static", value_name = "TOPIC")]
     pub tf_static_topic: String,
+    /// The bag's clock topic (rosgraph_msgs/msg/Clock), followed as a use_sim_time tf2_ros
+    /// node follows it: a backward jump (a simulation reset) clears dynamic history there
+    #[arg(long, default_value = "/clock", value_name = "TOPIC")]
+    pub clock_topic: String,
+    /// Do not follow the bag's clock: history is never cleared within a pass, so stamps that
+    /// start over are stored behind (or refused against) the older ones
+    #[arg(long)]
+    pub ignore_clock: bool,
     /// History kept per dynamic frame, s (tf2's cache time), as the bridge's cache_time
     #[arg(long, default_value_t = 10.0, value_name = "SEC", value_parser = crate::cli::positive_f64)]
     pub cache_time: f64,
@@ -82,8 +92,71 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     stop
 }
 
+/// Refusal texts printed after the summary (the counts per reason cover all of them).
+const SHOWN_REFUSALS: usize = 3;
+
 fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
+}
+
+fn secs_i(ns: i64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The warning for stamps that jump back by more than the cache time with no clock to clear
+/// history at the jump, if the bag has such a jump.
+fn stamp_jump_warning(a: &ReplayArgs, info: &BagInfo, cache_time_ns: i64) -> Option<String> {
+    if info.clock_messages > 0 {
+        return None;
+    }
+    let over: Vec<_> = info
+        .stamp_steps
+        .iter()
+        .filter(|s| s.from - s.to > cache_time_ns)
+        .collect();
+    let first = over.first()?;
+    let frames: std::collections::BTreeSet<&str> = over
+        .iter()
+        .filter(|s| s.log_time == first.log_time)
+        .map(|s| s.frame.as_str())
+        .collect();
+    let offset = first
+        .log_time
+        .saturating_sub(info.log_time_range.map_or(0, |r| r.0));
+    let why = if a.ignore_clock {
+        "its clock is ignored (--ignore-clock)".to_string()
+    } else {
+        format!(
+            "the bag has no {} to clear history there as tf2_ros does",
+            a.clock_topic
+        )
+    };
+    Some(format!(
+        "the {} stamps jump back by {:.3} s at bag time {:.3} s (frame {}{}), more than the \
+         {} s cache time, and {why}: what follows is refused as TF_OLD_DATA or stored behind \
+         the older history; --start {:.3} replays from there",
+        a.tf_topic,
+        secs_i(first.from - first.to),
+        secs(first.log_time),
+        first.frame,
+        if frames.len() > 1 {
+            format!(" and {} more", frames.len() - 1)
+        } else {
+            String::new()
+        },
+        a.cache_time,
+        secs(offset),
+    ))
+}
+
+/// A bag error, with the way around it when the bag's clock is what is wrong.
+fn bag_error_text(e: &BagError, topics: &Topics) -> String {
+    match e.topic() {
+        Some(t) if Some(t) == topics.clock.as_deref() => {
+            format!("{e} (--ignore-clock replays the bag without it)")
+        }
+        _ => e.to_string(),
+    }
 }
 
 /// Runs `tf_shm replay`; returns the exit status.
@@ -91,19 +164,21 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
     let topics = Topics {
         tf: a.tf_topic.clone(),
         tf_static: a.tf_static_topic.clone(),
+        clock: (!a.ignore_clock).then(|| a.clock_topic.clone()),
     };
     let scan_started = Instant::now();
     let bag = match ScannedBag::open(&a.bag, &topics) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("tf_shm replay: {e}");
+            eprintln!("tf_shm replay: {}", bag_error_text(&e, &topics));
             return crate::EXIT_NO_ARENA;
         }
     };
     let scan_s = scan_started.elapsed().as_secs_f64();
+    let cache_time_ns = (a.cache_time * 1e9).round() as i64;
     let config = ArenaConfig {
         max_frames: a.max_frames,
-        cache_time_ns: (a.cache_time * 1e9).round() as i64,
+        cache_time_ns,
         memory_budget_bytes: (a.memory_budget_mb << 20) as usize,
         max_rate_hz: a.max_rate_hz,
         ..ArenaConfig::default()
@@ -122,7 +197,21 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
     };
     let info = &bag.info;
     let span = info.log_time_range.map_or(0, |(lo, hi)| hi - lo);
-    if !g.json {
+    let warning = stamp_jump_warning(a, info, cache_time_ns);
+    if g.json {
+        crate::out::print_json(&serde_json::json!({
+            "event": "serving",
+            "bag": a.bag.display().to_string(),
+            "arena": owner.location().name,
+            "domain": owner.location().domain,
+            "static_transforms": info.static_transforms,
+            "dynamic_transforms": info.dynamic_transforms,
+            "span_s": secs(span),
+            "clock_messages": info.clock_messages,
+            "clock_jumps": info.clock_jumps_total,
+            "warnings": warning.iter().collect::<Vec<_>>(),
+        }));
+    } else {
         eprintln!(
             "tf_shm replay: serving {} on arena {} (domain {}): {} static and {} dynamic \
              transforms over {:.3} s",
@@ -133,6 +222,19 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
             info.dynamic_transforms,
             secs(span),
         );
+        if info.clock_messages > 0 {
+            eprintln!(
+                "tf_shm replay: following the bag's {} ({} messages, {} backward jump{}: \
+                 dynamic history is cleared at each, as a use_sim_time tf2_ros node does)",
+                a.clock_topic,
+                info.clock_messages,
+                info.clock_jumps_total,
+                if info.clock_jumps_total == 1 { "" } else { "s" }
+            );
+        }
+        if let Some(w) = &warning {
+            eprintln!("tf_shm replay: warning: {w}");
+        }
     }
     let opts = ReplayOptions {
         rate: (!a.as_fast_as_possible).then_some(a.rate),
@@ -145,48 +247,76 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
     let mut shown = Instant::now();
     let started = Instant::now();
     let mut last_line = String::new();
-    let mut on_progress = |p: &Progress| {
-        if !show || shown.elapsed() < Duration::from_millis(200) {
-            return;
-        }
-        shown = Instant::now();
-        let t = started.elapsed().as_secs_f64();
-        last_line = format!(
-            "\r bag time {:.3} s  {:5.1} %  {:.0} transforms/s{}   ",
-            secs(p.bag_time_ns),
-            100.0 * p.fraction,
-            p.transforms as f64 / t.max(1e-9),
-            if p.loops > 0 {
-                format!("  loop {}", p.loops + 1)
-            } else {
-                String::new()
+    let mut on_event = |e: &Event<'_>| match *e {
+        Event::Message(p) => {
+            if !show || shown.elapsed() < Duration::from_millis(200) {
+                return;
             }
-        );
-        let _ = std::io::stderr().write_all(last_line.as_bytes());
+            shown = Instant::now();
+            let t = started.elapsed().as_secs_f64();
+            last_line = format!(
+                "\r bag time {:.3} s  {:5.1} %  {:.0} transforms/s{}   ",
+                secs(p.bag_time_ns),
+                100.0 * p.fraction,
+                p.transforms as f64 / t.max(1e-9),
+                if p.loops > 0 {
+                    format!("  loop {}", p.loops + 1)
+                } else {
+                    String::new()
+                }
+            );
+            let _ = std::io::stderr().write_all(last_line.as_bytes());
+        }
+        Event::ClockJump(j) => {
+            if g.json {
+                crate::out::print_json(&serde_json::json!({
+                    "event": "clock_jump",
+                    "bag_time_s": secs(j.log_time),
+                    "from_s": secs_i(j.from),
+                    "to_s": secs_i(j.to),
+                }));
+            } else if !a.quiet {
+                eprintln!(
+                    "{}tf_shm replay: {} jumped back from {:.3} s to {:.3} s at bag time \
+                     {:.3} s: dynamic history cleared",
+                    if show { "\n" } else { "" },
+                    a.clock_topic,
+                    secs_i(j.from),
+                    secs_i(j.to),
+                    secs(j.log_time)
+                );
+            }
+        }
+        Event::PassEnd { loops } => {
+            if g.json && a.looped {
+                crate::out::print_json(
+                    &serde_json::json!({"event": "end_of_pass", "loops": loops}),
+                );
+            }
+        }
     };
     let mut feed = Feed::default();
-    let result = tf_shm_bag::replay(
-        &bag,
-        owner.writer(),
-        &mut feed,
-        &opts,
-        &stop,
-        &mut on_progress,
-    );
+    let result = tf_shm_bag::replay(&bag, owner.writer(), &mut feed, &opts, &stop, &mut on_event);
     if show {
         eprintln!();
     }
     let end = match result {
         Ok(end) => end,
         Err(e) => {
-            eprintln!("tf_shm replay: {e}");
+            eprintln!("tf_shm replay: {}", bag_error_text(&e, &topics));
             return crate::EXIT_NO_ARENA;
         }
     };
     let c = &feed.counts;
     let rate = end.transforms as f64 / end.elapsed.as_secs_f64().max(1e-9);
     if g.json {
-        let doc = serde_json::json!({
+        let refused_by: serde_json::Map<String, serde_json::Value> = c
+            .refused_by
+            .iter()
+            .map(|(k, n)| (k.to_string(), (*n).into()))
+            .collect();
+        crate::out::print_json(&serde_json::json!({
+            "event": if end.stopped { "stopped" } else { "end_of_bag" },
             "bag": a.bag.display().to_string(),
             "transforms": end.transforms,
             "messages": end.messages,
@@ -198,15 +328,19 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
             "stored": c.stored,
             "duplicates": c.duplicates,
             "refused": c.refused,
+            "refused_by": refused_by,
             "history_cut": c.history_cut,
             "refusals": feed.refusals,
-        });
-        println!("{doc}");
+            "clock_messages": end.clock_messages,
+            "clock_clears": end.clock_clears,
+            "loop_clears": end.loop_clears,
+            "warnings": warning.iter().collect::<Vec<_>>(),
+        }));
     } else {
         eprintln!(
             "tf_shm replay: {} {} transforms ({} /tf messages, {} pass{}) in {:.3} s, {:.0} \
              transforms/s (after a {:.3} s check of the file); {} stored, {} duplicates, {} \
-             refused, {} with history cut",
+             refused, {} with history cut{}",
             if end.stopped {
                 "stopped after"
             } else {
@@ -222,10 +356,31 @@ pub fn run(g: &Global, a: &ReplayArgs) -> u8 {
             c.stored,
             c.duplicates,
             c.refused,
-            c.history_cut
+            c.history_cut,
+            if end.clock_messages > 0 {
+                format!(
+                    "; {} clear{} of dynamic history at a backward jump of {}",
+                    end.clock_clears,
+                    if end.clock_clears == 1 { "" } else { "s" },
+                    a.clock_topic
+                )
+            } else {
+                String::new()
+            }
         );
-        for r in &feed.refusals {
-            eprintln!("tf_shm replay: refused: {r}");
+        if c.duplicates > 0 {
+            eprintln!(
+                "tf_shm replay: {} duplicates: {}",
+                c.duplicates,
+                feed::DUPLICATE_REASON
+            );
+        }
+        for (k, n) in &c.refused_by {
+            eprintln!("tf_shm replay: {n} refused {k}: {}", feed::reason_text(k));
+        }
+        // A few examples in tf2's words (one line each); --json lists the first 20.
+        for r in feed.refusals.iter().take(SHOWN_REFUSALS) {
+            eprintln!("tf_shm replay: refused: {}", r.replace('\n', " "));
         }
     }
     if a.hold && !end.stopped {

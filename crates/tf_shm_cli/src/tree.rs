@@ -1,4 +1,5 @@
-//! `tf_shm tree`: the frame tree as indented text, Graphviz DOT (view_frames) or SVG.
+//! `tf_shm tree`: the frame tree as indented text, or as view_frames draws it (Graphviz DOT,
+//! SVG, PDF: [`crate::graph`]).
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -8,9 +9,9 @@ use serde::Serialize;
 use tf_shm::inspect::{FrameInfo, FrameKind};
 use tf_shm::ArenaView;
 
-use crate::cli::{Global, TreeArgs};
-use crate::connect;
+use crate::cli::{DoctorArgs, Global, TreeArgs};
 use crate::out::{hz, ns_to_s, print_json, secs, terminal_width, Painter, Style};
+use crate::{connect, graph};
 
 /// One frame as `tree` shows it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -88,7 +89,7 @@ pub fn rows(view: &ArenaView) -> Result<Vec<FrameRow>, tf_shm::ArenaError> {
 /// Frames in tree order, each with its depth and whether it is the last of its siblings;
 /// children sorted by name. Frames in a parent loop (not reachable from any root) come last,
 /// as roots.
-fn ordered(rows: &[FrameRow]) -> Vec<(usize, Vec<bool>)> {
+pub(crate) fn ordered(rows: &[FrameRow]) -> Vec<(usize, Vec<bool>)> {
     let index: BTreeMap<&str, usize> = rows
         .iter()
         .enumerate()
@@ -249,43 +250,26 @@ pub fn text(rows: &[FrameRow], p: &Painter, max_width: Option<usize>) -> String 
     out
 }
 
-fn dot_escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
+/// The Graphviz DOT of what `tree --dot/--svg/--pdf` draws: every frame with doctor's flags
+/// (default thresholds) written on it, and view_frames' legend.
+fn file_dot(view: &ArenaView) -> Result<String, tf_shm::ArenaError> {
+    let now = tf_shm::time::unix_now_ns();
+    let (nodes, _) = graph::nodes(view, &DoctorArgs::defaults(), now)?;
+    Ok(graph::dot(
+        &nodes,
+        &graph::DotOptions {
+            now,
+            file: true,
+            ..Default::default()
+        },
+    ))
 }
 
-/// Graphviz DOT of the tree, with view_frames' edge labels (units written).
-pub fn dot(rows: &[FrameRow]) -> String {
-    let mut s = String::from("digraph G {\n  rankdir=TB;\n  node [shape=ellipse];\n");
-    for (i, _) in ordered(rows) {
-        let r = &rows[i];
-        s += &format!("  \"{}\";\n", dot_escape(&r.name));
-        let Some(parent) = &r.parent else { continue };
-        let mut label = format!(
-            "Broadcaster: {}\\n",
-            dot_escape(r.authority.as_deref().unwrap_or("unknown"))
-        );
-        if r.kind == "static" {
-            label += "static\\n";
-        } else {
-            label += &format!("Average rate: {}\\n", hz(r.rate_hz));
-            label += &format!("Buffer length: {}\\n", secs(r.history_span_s, 3));
-            label += &format!("Most recent transform: {}\\n", secs(r.newest_stamp_s, 6));
-            label += &format!("Oldest transform: {}\\n", secs(r.oldest_stamp_s, 6));
-        }
-        s += &format!(
-            "  \"{}\" -> \"{}\" [label=\"{label}\"];\n",
-            dot_escape(parent),
-            dot_escape(&r.name)
-        );
-    }
-    s += "}\n";
-    s
-}
-
-/// Renders `dot_text` to `path` with Graphviz; the error says what to do.
-pub fn render_svg(dot_text: &str, path: &std::path::Path) -> Result<(), String> {
+/// Renders `dot_text` to `path` with Graphviz in `format` (`svg`, `pdf`: `dot -T`); the error
+/// says what to do.
+pub fn render(dot_text: &str, format: &str, path: &std::path::Path) -> Result<(), String> {
     let mut child = Command::new("dot")
-        .arg("-Tsvg")
+        .arg(format!("-T{format}"))
         .arg("-o")
         .arg(path)
         .stdin(Stdio::piped())
@@ -322,25 +306,32 @@ pub fn run(g: &Global, a: &TreeArgs) -> u8 {
         Ok(b) => b,
         Err(e) => return connect::report_open_error(&e),
     };
-    let rows = match rows(&buffer.view()) {
+    let view = buffer.view();
+    let drawn = (a.dot || a.svg.is_some() || a.pdf.is_some()).then(|| file_dot(&view));
+    let rows = match rows(&view).and_then(|r| Ok((r, drawn.transpose()?))) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("tf_shm: {e}");
             return crate::EXIT_NO_ARENA;
         }
     };
-    if let Some(path) = &a.svg {
-        if let Err(e) = render_svg(&dot(&rows), path) {
+    let (rows, dot_text) = rows;
+    let files = [("svg", &a.svg), ("pdf", &a.pdf)];
+    for (format, path) in files {
+        let Some(path) = path else { continue };
+        if let Err(e) = render(dot_text.as_deref().unwrap_or_default(), format, path) {
             eprintln!("tf_shm: {e}");
             return crate::EXIT_NO_ARENA;
         }
         if !g.json {
             println!("wrote {}", path.display());
-            return 0;
         }
     }
+    if (a.svg.is_some() || a.pdf.is_some()) && !g.json && !a.dot {
+        return 0;
+    }
     if a.dot {
-        print!("{}", dot(&rows));
+        print!("{}", dot_text.unwrap_or_default());
     } else if g.json {
         #[derive(Serialize)]
         struct Tree<'a> {

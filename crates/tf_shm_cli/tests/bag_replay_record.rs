@@ -21,7 +21,8 @@ fn signal(child: &Child, sig: rustix::process::Signal) {
     rustix::process::kill_process(pid, sig).expect("signal the child");
 }
 
-/// A running `tf_shm replay` whose stderr lines arrive on a channel.
+/// A running `tf_shm replay` whose stderr lines (with `--json`: stdout lines) arrive on a
+/// channel.
 struct Replay {
     child: Child,
     lines: mpsc::Receiver<String>,
@@ -29,16 +30,33 @@ struct Replay {
 
 impl Replay {
     fn start(dir: &TestDir, args: &[&str]) -> Replay {
+        Self::spawn(dir, &[&["replay", "-q"], args].concat(), false)
+    }
+
+    /// `tf_shm --json replay ARGS`: the lines are its JSON events.
+    fn start_json(dir: &TestDir, args: &[&str]) -> Replay {
+        Self::spawn(dir, &[&["--json", "replay", "-q"], args].concat(), true)
+    }
+
+    fn spawn(dir: &TestDir, args: &[&str], json: bool) -> Replay {
         let mut child = dir
-            .cmd(&[&["replay", "-q"], args].concat())
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
+            .cmd(args)
+            .stderr(if json {
+                Stdio::inherit()
+            } else {
+                Stdio::piped()
+            })
+            .stdout(if json { Stdio::piped() } else { Stdio::null() })
             .spawn()
             .expect("spawn tf_shm replay");
-        let err = child.stderr.take().unwrap();
+        let out: Box<dyn std::io::Read + Send> = if json {
+            Box::new(child.stdout.take().unwrap())
+        } else {
+            Box::new(child.stderr.take().unwrap())
+        };
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
-            for l in BufReader::new(err).lines().map_while(Result::ok) {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
                 eprintln!("[replay] {l}");
                 if tx.send(l).is_err() {
                     break;
@@ -249,11 +267,20 @@ fn record_then_replay_gives_the_same_transforms() {
         }
     }
 
-    // The reference reader takes the file: ros2 profile, the TFMessage schema, indexed.
+    // The reference reader takes the file: ros2 profile, the TFMessage schema, indexed, and
+    // rosbag2 Jazzy's metadata (version 9: QoS policies by name) per channel and in the
+    // `rosbag2` metadata record.
     let check = r#"
-import sys
+import sys, yaml
 from mcap.reader import make_reader
 from mcap_ros2.reader import read_ros2_messages
+INF = {"sec": 9223372036, "nsec": 854775807}
+def qos(durability):
+    return [{"history": "unknown", "depth": 0, "reliability": "reliable", "durability": durability,
+             "deadline": INF, "lifespan": INF, "liveliness": "automatic",
+             "liveliness_lease_duration": INF, "avoid_ros_namespace_conventions": False}]
+HASH = "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087"
+want_qos = {"/tf": qos("volatile"), "/tf_static": qos("transient_local")}
 with open(sys.argv[1], "rb") as f:
     r = make_reader(f)
     h = r.get_header()
@@ -261,9 +288,34 @@ with open(sys.argv[1], "rb") as f:
     assert h.profile == "ros2", h.profile
     assert s is not None and s.chunk_indexes, "no summary or chunk index"
     names = {(c.topic, s.schemas[c.schema_id].name, s.schemas[c.schema_id].encoding, c.message_encoding) for c in s.channels.values()}
+    for c in s.channels.values():
+        assert yaml.safe_load(c.metadata["offered_qos_profiles"]) == want_qos[c.topic], c.metadata
+        assert c.metadata["topic_type_hash"] == HASH, c.metadata
+    records = [m for m in r.iter_metadata() if m.name == "rosbag2"]
+    assert len(records) == 1, records
+    meta = yaml.safe_load(records[0].metadata["serialized_metadata"])
 n = {"/tf": 0, "/tf_static": 0}
+msgs = {"/tf": 0, "/tf_static": 0}
+times = []
 for m in read_ros2_messages(sys.argv[1]):
     n[m.channel.topic] += len(m.ros_msg.transforms)
+    msgs[m.channel.topic] += 1
+    times.append(m.log_time_ns)
+assert meta["version"] == 9 and meta["storage_identifier"] == "mcap", meta
+assert meta["ros_distro"] == "jazzy" and meta["custom_data"] is None, meta
+assert meta["message_count"] == sum(msgs.values()), meta
+assert meta["starting_time"]["nanoseconds_since_epoch"] == min(times), meta
+assert meta["duration"]["nanoseconds"] == max(times) - min(times), meta
+file = sys.argv[1].rsplit("/", 1)[-1]
+assert meta["relative_file_paths"] == [file] and meta["files"][0]["path"] == file, meta
+assert meta["files"][0]["message_count"] == meta["message_count"], meta
+for t in meta["topics_with_message_count"]:
+    tm = t["topic_metadata"]
+    assert t["message_count"] == msgs[tm["name"]], t
+    assert tm["type"] == "tf2_msgs/msg/TFMessage" and tm["serialization_format"] == "cdr", tm
+    assert tm["offered_qos_profiles"] == want_qos[tm["name"]], tm
+    assert tm["type_description_hash"] == HASH, tm
+assert sorted(t["topic_metadata"]["name"] for t in meta["topics_with_message_count"]) == ["/tf", "/tf_static"]
 print(sorted(names), n["/tf"], n["/tf_static"])
 "#;
     let py = support::run_python(&["-c".as_ref(), check.as_ref(), out.as_os_str()]);
@@ -338,4 +390,169 @@ fn record_refuses_to_overwrite_and_needs_an_arena() {
     let run = dir.run(&["record", "--force", path_str(&out)]);
     assert_eq!(run.0.status.code(), Some(3), "{}", run.stderr());
     assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+}
+
+/// The JSON event `name` from a `--json` replay, with the events before it.
+fn wait_for_event(r: &Replay, name: &str, timeout: Duration) -> (serde_json::Value, Vec<String>) {
+    let end = Instant::now() + timeout;
+    let mut before = Vec::new();
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        let l = r
+            .lines
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("no {name} event from tf_shm replay: {e}"));
+        let v: serde_json::Value =
+            serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}"));
+        let event = v["event"].as_str().expect("an event name").to_string();
+        if event == name {
+            return (v, before);
+        }
+        before.push(event);
+    }
+}
+
+/// A bag recorded across a simulation reset, replayed as `ros2 bag play` runs it for a
+/// `use_sim_time` tf2_ros node: the served arena is cleared at the backward /clock jump and
+/// answers as tf2 does after it (expect_reset.json); the --json events say so, with the
+/// end-of-bag event last.
+#[test]
+fn replay_follows_the_bags_clock_across_a_reset() {
+    let dir = TestDir::new("reset");
+    let bag = support::bag("reset.mcap");
+    let r = Replay::start_json(
+        &dir,
+        &[
+            "--as-fast-as-possible",
+            "--hold",
+            "--cache-time",
+            "10",
+            path_str(&bag),
+        ],
+    );
+    let (serving, _) = wait_for_event(&r, "serving", Duration::from_secs(30));
+    assert_eq!(serving["clock_jumps"], 1, "{serving}");
+    let (end, before) = wait_for_event(&r, "end_of_bag", Duration::from_secs(30));
+    assert_eq!(before, ["clock_jump"], "{end}");
+    assert_eq!(end["clock_clears"], 1, "{end}");
+    assert_eq!(
+        (end["refused"].as_u64(), end["duplicates"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert!(end["clock_messages"].as_u64().unwrap() > 200, "{end}");
+    let b = buffer(&dir);
+    assert_eq!(b.view().stats().clears_total, 1);
+    let cases = support::cases_of("expect_reset.json");
+    let diffs: Vec<String> = cases
+        .iter()
+        .filter_map(|c| support::check(c, b.lookup_transform(&c.target, &c.source, c.time)))
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "{} of {} lookups differ from tf2:\n{}",
+        diffs.len(),
+        cases.len(),
+        diffs[..diffs.len().min(10)].join("\n")
+    );
+    drop(b);
+    r.stop();
+
+    // --ignore-clock: no clear; the second pass is stored behind the first (time 0 still
+    // answers the first pass's end).
+    let dir = TestDir::new("reset_ignored");
+    let r = Replay::start_json(
+        &dir,
+        &[
+            "--as-fast-as-possible",
+            "--hold",
+            "--ignore-clock",
+            "--cache-time",
+            "10",
+            path_str(&bag),
+        ],
+    );
+    let (end, _) = wait_for_event(&r, "end_of_bag", Duration::from_secs(30));
+    assert_eq!(
+        (end["clock_clears"].as_u64(), end["clock_messages"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let b = buffer(&dir);
+    let newest = tf_shm_bag::scan(&bag, &Default::default())
+        .unwrap()
+        .stamp_range
+        .unwrap()
+        .1;
+    assert_eq!(
+        b.lookup_transform("odom", "base_footprint", 0)
+            .unwrap()
+            .stamp,
+        newest
+    );
+    drop(b);
+    r.stop();
+}
+
+/// Without /clock, stamps that go back by more than the cache time are warned about before
+/// anything is served (naming --start at the jump), and the refusals that follow are counted
+/// per reason in the summary.
+#[test]
+fn stamps_jumping_back_without_a_clock_are_warned_about_and_refusals_counted() {
+    let dir = TestDir::new("noclock");
+    let bag = support::bag("reset_noclock.mcap");
+    let run = dir.run(&[
+        "replay",
+        "--as-fast-as-possible",
+        "--cache-time",
+        "1",
+        path_str(&bag),
+    ]);
+    let err = run.stderr();
+    assert_eq!(run.0.status.code(), Some(0), "{err}");
+    let warning = err
+        .lines()
+        .find(|l| l.starts_with("tf_shm replay: warning: the /tf stamps jump back by 1.5"))
+        .unwrap_or_else(|| panic!("no warning: {err}"));
+    assert!(
+        warning.contains("no /clock") && warning.contains("--start 1.5"),
+        "{warning}"
+    );
+    let per_reason = err
+        .lines()
+        .find(|l| l.contains(" refused TF_OLD_DATA: "))
+        .unwrap_or_else(|| panic!("no per-reason count: {err}"));
+    let n: u64 = per_reason
+        .trim_start_matches("tf_shm replay: ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let summary = err.lines().find(|l| l.contains(" refused, ")).unwrap();
+    assert!(
+        n > 100 && summary.contains(&format!(", {n} refused")),
+        "{summary}\n{per_reason}"
+    );
+    // The same with --json: the warning and the counts per reason in the events.
+    let run = dir.run(&[
+        "--json",
+        "replay",
+        "--as-fast-as-possible",
+        "--cache-time",
+        "1",
+        path_str(&bag),
+    ]);
+    let out = String::from_utf8_lossy(&run.0.stdout).to_string();
+    let events: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 2, "{out}");
+    assert_eq!(events[0]["event"], "serving");
+    assert_eq!(events[0]["warnings"].as_array().unwrap().len(), 1, "{out}");
+    assert_eq!(events[1]["event"], "end_of_bag");
+    assert_eq!(
+        events[1]["refused_by"]["TF_OLD_DATA"].as_u64(),
+        Some(n),
+        "{out}"
+    );
 }

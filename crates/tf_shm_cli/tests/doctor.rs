@@ -336,6 +336,31 @@ fn lost_messages_fail_intake() {
         "3 messages lost on the way in (not delivered by the middleware, or dropped by the \
          bridge's full intake queue)"
     );
+    // The hint names every cause a loss can have, a network outage between hosts first.
+    let j = dir.run(&["--json", "doctor"]).expect(1).json();
+    let hint = j["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["code"] == "INTAKE")
+        .unwrap()["hint"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for cause in [
+        "network between the publisher's host and the bridge's was down",
+        "outage",
+        "KEEP_LAST history replaced samples",
+        "QoS depth (tf_depth / tf_static_depth)",
+        "starved, stopped or throttled",
+        "intake queue was full",
+        "warn lines",
+    ] {
+        assert!(
+            hint.contains(cause),
+            "INTAKE's hint lacks {cause:?}: {hint}"
+        );
+    }
 }
 
 #[test]

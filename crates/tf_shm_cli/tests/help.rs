@@ -21,7 +21,7 @@ fn help_documents_options_and_units() {
     ] {
         assert!(top.contains(word), "--help lacks {word:?}:\n{top}");
     }
-    let cases: [(&str, &[&str]); 6] = [
+    let cases: [(&str, &[&str]); 7] = [
         (
             "echo",
             &[
@@ -42,7 +42,22 @@ fn help_documents_options_and_units() {
                 "--fixed <FRAME>",
             ],
         ),
-        ("tree", &["--dot", "--svg <FILE>", "Hz", "(s)"]),
+        (
+            "tree",
+            &["--dot", "--svg <FILE>", "--pdf <FILE>", "Hz", "(s)"],
+        ),
+        (
+            "view",
+            &[
+                "--bind <ADDR>",
+                "--port <PORT>",
+                "--open",
+                "token",
+                "403",
+                "Ctrl-C",
+                "loopback",
+            ],
+        ),
         (
             "monitor",
             &["--rate <HZ>", "--poll <HZ>", "--count <N>", "wall clock"],

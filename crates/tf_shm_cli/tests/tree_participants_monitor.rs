@@ -173,34 +173,75 @@ fn tree_json_lists_every_frame_with_numbers() {
     assert!(get("map")["parent"].is_null());
 }
 
+/// `tree --dot/--svg/--pdf` draw the graph view_frames draws (and `tf_shm view` lays out):
+/// every frame a node, every parent → child an edge with view_frames' label. Needs Graphviz
+/// `dot` (scripts/test.sh installs it).
 #[test]
-fn tree_dot_and_svg() {
+fn tree_dot_svg_and_pdf_draw_every_frame_and_edge() {
     let dir = TestDir::new("trd");
     let mut owner = dir.owner(small_config());
     known_tree(&mut owner);
+    let edges = [
+        ("map", "odom"),
+        ("odom", "base_link"),
+        ("base_link", "laser"),
+    ];
     let dot = dir.run(&["tree", "--dot"]).expect(0).stdout();
     assert!(dot.starts_with("digraph G {"), "{dot}");
-    assert!(dot.contains("\"map\" -> \"odom\" [label=\"Broadcaster: test_pub\\nAverage rate: 10.0 Hz\\nBuffer length: 0.900 s\\n"), "{dot}");
     assert!(
-        dot.contains("\"base_link\" -> \"laser\" [label=\"Broadcaster: test_pub\\nstatic\\n\"];"),
+        dot.contains(
+            "\"map\" -> \"odom\" [id=\"edge:odom\", class=\"dynamic\", label=\"Broadcaster: \
+             test_pub\\nAverage rate: 10.0 Hz\\nBuffer length: 0.900 s\\nMost recent transform: \
+             1.900000 s\\nOldest transform: 1.000000 s\\nDelay: "
+        ),
         "{dot}"
     );
+    assert!(
+        dot.contains(
+            "\"base_link\" -> \"laser\" [id=\"edge:laser\", class=\"static\", style=dashed, \
+             color=\"#777777\", label=\"Broadcaster: test_pub\\nstatic\\n\"];"
+        ),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("Recorded at time: "),
+        "view_frames' legend: {dot}"
+    );
     assert!(dot.trim_end().ends_with('}'));
+
     let svg = dir.path().join("frames.svg");
-    let r = dir.run(&["tree", "--svg", svg.to_str().unwrap()]);
-    let has_dot = std::process::Command::new("dot").arg("-V").output().is_ok();
-    if has_dot {
-        r.expect(0);
-        let s = std::fs::read_to_string(&svg).unwrap();
-        assert!(s.contains("<svg") && s.contains("base_link"));
-    } else {
-        let r = r.expect(3);
-        assert!(
-            r.stderr().contains("Graphviz `dot` is not installed"),
-            "{}",
-            r.stderr()
-        );
+    let pdf = dir.path().join("frames.pdf");
+    let r = dir.run(&[
+        "tree",
+        "--svg",
+        svg.to_str().unwrap(),
+        "--pdf",
+        pdf.to_str().unwrap(),
+    ]);
+    let out = r.expect(0).stdout();
+    assert!(out.contains("wrote") && out.contains("frames.pdf"), "{out}");
+    let s = std::fs::read_to_string(&svg).unwrap();
+    let mut drawn: Vec<&str> = s
+        .match_indices("<g id=\"frame:")
+        .map(|(i, m)| {
+            let rest = &s[i + m.len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect();
+    drawn.sort();
+    assert_eq!(drawn, ["base_link", "laser", "map", "odom"], "{s}");
+    for (parent, child) in edges {
+        let edge = format!("<g id=\"edge:{child}\" class=\"edge");
+        let at = s
+            .find(&edge)
+            .unwrap_or_else(|| panic!("no edge into {child}: {s}"));
+        let title = format!("<title>{parent}&#45;&gt;{child}</title>");
+        let group = &s[at..(at + 300).min(s.len())];
+        assert!(group.contains(&title), "{title}: {group}");
     }
+    assert_eq!(s.matches("<g id=\"edge:").count(), edges.len(), "{s}");
+    let p = std::fs::read(&pdf).unwrap();
+    assert!(p.starts_with(b"%PDF-"), "a PDF");
 }
 
 #[test]
