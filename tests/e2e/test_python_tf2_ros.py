@@ -12,6 +12,7 @@ loopback-only namespace like the rest of tests/e2e (about 10 s).
 from __future__ import annotations
 
 import importlib
+import struct
 import threading
 import time
 
@@ -189,6 +190,106 @@ def test_core_methods_answer_as_tf2_py(arena):
         assert ref._frameExists(f) == ours._frameExists(f)
     assert ref._getFrameStrings() == ours._getFrameStrings()
     assert ref.all_frames_as_yaml() == ours.all_frames_as_yaml()
+
+
+# A tree with forks, a second tree and links covering different times, for _chain,
+# _allFramesAsDot and lookupVelocity: (parent, child, stamp ns, xyz, q, static).
+FORKED = [
+    ("map", "odom", 1 * NS, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0998334, 0.9950042), False),
+    ("map", "odom", 2 * NS, (2.0, 0.5, 0.0), (0.0, 0.0, 0.1986693, 0.9800666), False),
+    ("map", "odom", 3 * NS, (2.5, 1.5, 0.2), (0.0, 0.1, 0.2, 0.9746794), False),
+    ("odom", "base_link", 1 * NS, (0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0), False),
+    ("odom", "base_link", 2 * NS, (0.0, 2.0, 0.1), (0.0, 0.0, 0.2955202, 0.9553365), False),
+    ("base_link", "laser", 0, (0.3, 0.0, 0.2), (0.0, 0.0, 0.7071068, 0.7071068), True),
+    ("base_link", "arm1", 1_500_000_000, (0.1, 0.0, 0.5), (0.2, 0.0, 0.0, 0.9797959), False),
+    ("base_link", "arm1", 2_500_000_000, (0.1, 0.1, 0.5), (0.0, 0.3, 0.0, 0.9539392), False),
+    ("arm1", "arm2", 0, (0.0, 0.0, 0.4), (0.0, 0.0, 0.0, 1.0), True),
+    ("map", "gps", 1 * NS, (5.0, 5.0, 0.0), (0.0, 0.0, 0.0, 1.0), False),
+    ("world", "other", 2 * NS, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 1.0), False),
+]
+FORKED_FRAMES = ["map", "odom", "base_link", "laser", "arm1", "arm2", "gps", "other", "ghost"]
+
+
+def forked(arena):
+    """(tf2_ros.Buffer, tf_shm.Buffer) holding FORKED."""
+    import tf_shm
+
+    ref = tf2_ros.Buffer()
+    for p, c, s, xyz, q, static in FORKED:
+        arena.set_transform(p, c, s, xyz, q, "Authority undetectable", static)
+        if static:
+            ref.set_transform_static(msg(p, c, s, xyz, q), "default_authority")
+        else:
+            ref.set_transform(msg(p, c, s, xyz, q), "default_authority")
+    return ref, tf_shm.Buffer()
+
+
+def test_chain_is_tf2_pys(arena):
+    ref, ours = forked(arena)
+    times = [Time(), Time(nanoseconds=1_500_000_000), Time(seconds=2), Time(seconds=4)]
+    compared = ok = 0
+    for target in FORKED_FRAMES:
+        for source in FORKED_FRAMES:
+            for fixed in ("map", "base_link", "arm2", "ghost"):
+                for tt in times:
+                    for st in times[:3]:
+                        args = (target, tt, source, st, fixed)
+                        want = outcome(lambda a=args: ref._chain(*a))
+                        assert outcome(lambda a=args: ours._chain(*a)) == want, args
+                        compared += 1
+                        ok += want[0] == "ok"
+    # Keyword arguments, as tf2_py names them.
+    kw = {"target_frame": "arm2", "target_time": Time(seconds=2), "source_frame": "laser"}
+    kw.update(source_time=Time(nanoseconds=1_500_000_000), fixed_frame="map")
+    assert ours._chain(**kw) == ref._chain(**kw)
+    assert ok > compared // 4  # the walks succeed often enough for the chains to matter
+
+
+def test_all_frames_as_dot_is_tf2_pys(arena):
+    import tf_shm
+
+    empty = tf_shm.Buffer()
+    assert empty._allFramesAsDot() == tf2_ros.Buffer()._allFramesAsDot()
+    ref, ours = forked(arena)
+    assert ours._allFramesAsDot() == ref._allFramesAsDot()
+    for now in (Time(nanoseconds=3_250_000_000), Time(seconds=1_700_000_000)):
+        assert ours._allFramesAsDot(time=now) == ref._allFramesAsDot(time=now)
+        assert ours._allFramesAsDot(now) == ref._allFramesAsDot(now)
+
+
+def bits(result):
+    """An outcome with every float as its bit pattern (NaN equal to the same NaN)."""
+    if isinstance(result, float):
+        return struct.pack("<d", result)
+    if isinstance(result, tuple):
+        return tuple(bits(r) for r in result)
+    return result
+
+
+def test_lookup_velocity_is_tf2_pys(arena):
+    ref, ours = forked(arena)
+    times = [Time(), Time(nanoseconds=1_500_000_000), Time(nanoseconds=1_999_000_000)]
+    times += [Time(nanoseconds=2_400_000_000), Time(seconds=5)]
+    intervals = [Duration(nanoseconds=10_000_000), Duration(seconds=1), Duration(seconds=0)]
+    pairs = [("base_link", "map"), ("map", "base_link"), ("arm2", "odom"), ("laser", "map")]
+    pairs += [("other", "map"), ("ghost", "map"), ("map", "map")]
+    answered = 0
+    for tracking, observation in pairs:
+        for t in times:
+            for d in intervals:
+                args = (tracking, observation, t, d)
+                want = bits(outcome(lambda a=args: ref.lookupVelocityCore(*a)))
+                assert bits(outcome(lambda a=args: ours.lookupVelocityCore(*a))) == want, args
+                answered += want[0] == "ok"
+                full = (tracking, observation, "odom", (0.5, -1.0, 2.0), "arm1", t, d)
+                want = bits(outcome(lambda a=full: ref.lookupVelocityFullCore(*a)))
+                assert bits(outcome(lambda a=full: ours.lookupVelocityFullCore(*a))) == want, full
+                answered += want[0] == "ok"
+    kw = {"tracking_frame": "base_link", "observation_frame": "map"}
+    kw.update(time=Time(nanoseconds=1_500_000_000), averaging_interval=Duration(seconds=1))
+    assert ours.lookupVelocityCore(**kw) == ref.lookupVelocityCore(**kw)
+    assert ref.lookupVelocityCore(**kw) != ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    assert answered > 10
 
 
 # ---- BufferInterface, transform() ---------------------------------------------------------------

@@ -30,8 +30,10 @@
 pub mod arena;
 mod buffer;
 pub mod cache_limit;
+pub mod chain;
 pub mod error;
 pub mod fast_path;
+pub mod frames_dot;
 pub mod handover_store;
 pub mod history;
 pub mod inspect;
@@ -47,6 +49,7 @@ pub mod store;
 pub(crate) mod sync;
 pub mod time;
 pub mod validate;
+pub mod velocity;
 pub mod view;
 pub mod walk;
 mod writer;
@@ -61,6 +64,7 @@ pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 #[doc(hidden)]
 #[cfg(not(loom))]
 pub use sync::set_read_deadline_for_tests;
+pub use velocity::Velocity;
 pub use view::{ArenaView, FrameHistory, FramePair};
 pub use writer::{ArenaWriter, CapacityError, SetTransformError, WriteStatus};
 

@@ -7,7 +7,8 @@
 use crate::error::{ArenaError, TransformError};
 use crate::sample::TransformStamped;
 use crate::store::FrameStore;
-use crate::walk;
+use crate::velocity::{self, Velocity};
+use crate::{chain, frames_dot, walk};
 
 /// tf2's `BufferCore` queries. Implement [`BufferCore::with_store`]; every query is provided.
 pub trait BufferCore {
@@ -122,6 +123,80 @@ pub trait BufferCore {
     /// Only an unreadable store.
     fn get_parent(&self, frame: &str, time: i64) -> Result<Option<String>, ArenaError> {
         self.with_store(|s| walk::get_parent(s, frame, time))
+    }
+
+    /// tf2's `_chainAsVector(target, target_time, source, source_time, fixed)` (tf2_py's
+    /// `_chain`): the frames of the two-time lookup's walks. See [`chain::chain_as_vector`].
+    ///
+    /// # Errors
+    /// tf2's lookup exceptions and texts.
+    fn chain_as_vector(
+        &self,
+        target: &str,
+        target_time: i64,
+        source: &str,
+        source_time: i64,
+        fixed: &str,
+    ) -> Result<Vec<String>, TransformError> {
+        self.with_store(|s| {
+            chain::chain_as_vector(s, target, target_time, source, source_time, fixed)
+        })
+    }
+
+    /// tf2's `_allFramesAsDot(now)`; `now` in ns (0 omits ages and the recording time). See
+    /// [`frames_dot::all_frames_as_dot`].
+    ///
+    /// # Errors
+    /// Only an unreadable store.
+    fn all_frames_as_dot(&self, now: i64) -> Result<String, ArenaError> {
+        self.with_store(|s| frames_dot::all_frames_as_dot(s, now))
+    }
+
+    /// tf2's `lookupVelocity(tracking, observation, time, averaging_interval)` (ns). See
+    /// [`velocity::lookup_velocity`].
+    ///
+    /// # Errors
+    /// tf2's lookup exceptions and texts.
+    fn lookup_velocity(
+        &self,
+        tracking: &str,
+        observation: &str,
+        time: i64,
+        averaging_interval: i64,
+    ) -> Result<Velocity, TransformError> {
+        self.with_store(|s| {
+            velocity::lookup_velocity(s, tracking, observation, time, averaging_interval)
+        })
+    }
+
+    /// tf2's `lookupVelocity` with a reference frame and point (metres, in
+    /// `reference_point_frame`). See [`velocity::lookup_velocity_full`].
+    ///
+    /// # Errors
+    /// tf2's lookup exceptions and texts.
+    #[allow(clippy::too_many_arguments)]
+    fn lookup_velocity_full(
+        &self,
+        tracking: &str,
+        observation: &str,
+        reference: &str,
+        reference_point: [f64; 3],
+        reference_point_frame: &str,
+        time: i64,
+        averaging_interval: i64,
+    ) -> Result<Velocity, TransformError> {
+        self.with_store(|s| {
+            velocity::lookup_velocity_full(
+                s,
+                tracking,
+                observation,
+                reference,
+                reference_point,
+                reference_point_frame,
+                time,
+                averaging_interval,
+            )
+        })
     }
 
     /// tf2's `getCacheLength()`: how long a dynamic frame's history reaches back, ns.

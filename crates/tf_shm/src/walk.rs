@@ -194,8 +194,30 @@ fn walk<S: FrameStore + ?Sized>(
     exact_from: FrameId,
     latest: Option<&Kept>,
 ) -> Result<Walked, Fail> {
+    walk_chain(s, target, source, time, accum, exact_from, latest, None)
+}
+
+/// [`walk`] that, with `chain`, also fills it with tf2's `frame_chain` out-parameter of
+/// `walkToTopParent`: the frames the walk passed, source side first, pruned where the two
+/// passes meet exactly as tf2 prunes them (for [`chain_as_vector`]). Unchanged on failure
+/// only in what tf2 leaves unspecified.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn walk_chain<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+    time: i64,
+    accum: Accum,
+    exact_from: FrameId,
+    latest: Option<&Kept>,
+    mut frame_chain: Option<&mut Vec<FrameId>>,
+) -> Result<Walked, Fail> {
     let interpolate = accum != Accum::Parents;
     let close = accum == Accum::Close;
+    if let Some(c) = frame_chain.as_deref_mut() {
+        c.clear();
+    }
     if source == target {
         return Ok(Walked {
             time,
@@ -235,6 +257,9 @@ fn walk<S: FrameStore + ?Sized>(
         })
     };
     while frame != NO_FRAME {
+        if let Some(c) = frame_chain.as_deref_mut() {
+            c.push(frame);
+        }
         if close && frame == exact_from {
             (mode, exact_at) = exact_from_here(exact_at, depth);
         }
@@ -278,7 +303,11 @@ fn walk<S: FrameStore + ?Sized>(
     let mut target_acc = Transform::IDENTITY;
     let mut mode = accum;
     let mut met = usize::MAX;
+    let mut reverse_chain = Vec::new();
     while frame != top {
+        if frame_chain.is_some() {
+            reverse_chain.push(frame);
+        }
         if close && mode == Accum::Close && frame != source {
             // The common ancestor: every link from here up is composed into both passes.
             if let Some(i) = recorded.iter().position(|&f| f == frame) {
@@ -292,6 +321,9 @@ fn walk<S: FrameStore + ?Sized>(
             LinkAt::Failed(e) => return Err(Fail::Cache(e)),
             LinkAt::Sample(st) => {
                 if frame == source {
+                    if let Some(c) = frame_chain {
+                        std::mem::swap(c, &mut reverse_chain);
+                    }
                     return no_fork(time, inverse(&target_acc), exact_at);
                 }
                 if interpolate {
@@ -311,6 +343,9 @@ fn walk<S: FrameStore + ?Sized>(
             None => Fail::Connectivity,
         });
     }
+    if let Some(c) = frame_chain {
+        prune_chain(c, &reverse_chain);
+    }
     let redo = if overflow {
         Some(Redo::Exact)
     } else if met != exact_at {
@@ -327,6 +362,28 @@ fn walk<S: FrameStore + ?Sized>(
         inverse_times(&target_acc, &source_acc)
     };
     Ok(Walked { time, raw, redo })
+}
+
+/// tf2's pruning of a full path's `frame_chain` in `walkToTopParent`, literally: compare the
+/// two passes' chains from their tops until they differ, cut the source chain there (one
+/// frame further than the first shared one, as tf2's `erase(begin + (n - 1))` does), then
+/// append the target pass's frames top down.
+#[cold]
+fn prune_chain(chain: &mut Vec<FrameId>, reverse: &[FrameId]) {
+    let (mut m, mut n) = (reverse.len(), chain.len());
+    while m > 0 && n > 0 {
+        m -= 1;
+        n -= 1;
+        if chain[n] != reverse[m] {
+            break;
+        }
+    }
+    if n > 0 {
+        chain.truncate(n - 1);
+    }
+    if m < reverse.len() {
+        chain.extend(reverse[..=m].iter().rev());
+    }
 }
 
 /// The source pass of a `Close` walk reaching its guess `exact_from` at `depth`: from here up
@@ -534,6 +591,25 @@ fn latest_common_time<S: FrameStore + ?Sized>(
     Ok(finish(common))
 }
 
+/// tf2's `getLatestCommonTime` as `lookupVelocity` calls it: names by `lookupFrameNumber`
+/// (unknown: id 0), any failure leaving the time at 0.
+///
+/// # Errors
+/// Only an unreadable store.
+pub(crate) fn latest_common_time_or_zero<S: FrameStore + ?Sized>(
+    s: &S,
+    target: &str,
+    source: &str,
+) -> Result<i64, ArenaError> {
+    let target = s.frame_id(target)?.unwrap_or(NO_FRAME);
+    let source = s.frame_id(source)?.unwrap_or(NO_FRAME);
+    match latest_common_time(s, target, source, None) {
+        Ok(t) => Ok(t),
+        Err(Fail::Arena(e)) => Err(e),
+        Err(_) => Ok(0),
+    }
+}
+
 /// tf2's `validateFrameId` checks (empty, leading `/`, unknown), in that order.
 fn check_frame<S: FrameStore + ?Sized>(
     s: &S,
@@ -693,7 +769,7 @@ fn identity_answer<S: FrameStore + ?Sized>(
 /// tf2's string `lookupTransformImpl` with tf2's slerp on every link: the raw walk result
 /// (stamp, `T_target_source` with the quaternion not yet canonicalised), for the two-time
 /// form, which composes it with matrices.
-fn lookup_raw<S: FrameStore + ?Sized>(
+pub(crate) fn lookup_raw<S: FrameStore + ?Sized>(
     s: &S,
     target: &str,
     source: &str,
@@ -938,6 +1014,33 @@ pub fn lookup_transform_full<'a, S: FrameStore + ?Sized>(
         child_frame_id: source,
         transform: result,
     })
+}
+
+/// tf2's `walkToTopParent` with `TransformAccum` and a `frame_chain` between `target` and
+/// `source` at `time` (0: their latest common time): the frames passed, as tf2 lists them
+/// (see [`crate::chain`]).
+///
+/// # Errors
+/// The lookup's errors, with tf2's texts.
+pub(crate) fn frame_chain<S: FrameStore + ?Sized>(
+    s: &S,
+    target: FrameId,
+    source: FrameId,
+    time: i64,
+) -> Result<Vec<FrameId>, TransformError> {
+    let mut chain = Vec::new();
+    walk_chain(
+        s,
+        target,
+        source,
+        time,
+        Accum::Exact,
+        NO_FRAME,
+        None,
+        Some(&mut chain),
+    )
+    .map_err(|f| to_error(s, f, target, source))?;
+    Ok(chain)
 }
 
 /// tf2's `canTransformInternal` on ids.

@@ -21,6 +21,13 @@ pub type Flat = (i64, f64, f64, f64, f64, f64, f64, f64);
 /// caller cycling through unbounded names cannot grow it without limit.
 const MAX_PAIRS: usize = 4096;
 
+/// A vector as tf2_py returns one: a tuple x, y, z.
+type V3 = (f64, f64, f64);
+
+fn v3([x, y, z]: [f64; 3]) -> V3 {
+    (x, y, z)
+}
+
 fn flat(stamp: i64, t: &Transform) -> Flat {
     let [x, y, z] = t.translation;
     let [qx, qy, qz, qw] = t.rotation;
@@ -62,8 +69,45 @@ fn same(a: &Py<PyString>, b: &Bound<'_, PyString>) -> PyResult<bool> {
     a.bind(b.py()).as_any().eq(b)
 }
 
-/// Cached pairs by (target hash, source hash), and how many there are.
-type PairCache = (usize, HashMap<(isize, isize), Vec<PairEntry>>);
+/// Cached pairs, their indices by (target hash, source hash), and the index of the last one
+/// found: a loop repeating one lookup passes the same str objects, found by identity without
+/// hashing.
+struct PairCache {
+    entries: Vec<PairEntry>,
+    by_hash: HashMap<(isize, isize), Vec<usize>>,
+    last: Option<usize>,
+}
+
+/// The index of the pair of these names, added if new.
+fn find_or_add(
+    cache: &mut PairCache,
+    target_frame: &Bound<'_, PyString>,
+    source_frame: &Bound<'_, PyString>,
+) -> PyResult<usize> {
+    let key = (target_frame.hash()?, source_frame.hash()?);
+    if let Some(bucket) = cache.by_hash.get(&key) {
+        for &i in bucket {
+            let e = &cache.entries[i];
+            if same(&e.target, target_frame)? && same(&e.source, source_frame)? {
+                return Ok(i);
+            }
+        }
+    }
+    if cache.entries.len() >= MAX_PAIRS {
+        cache.by_hash.clear();
+        cache.entries.clear();
+        cache.last = None;
+    }
+    let pair = FramePair::new(&target_frame.to_cow()?, &source_frame.to_cow()?);
+    cache.entries.push(PairEntry {
+        target: target_frame.clone().unbind(),
+        source: source_frame.clone().unbind(),
+        pair,
+    });
+    let i = cache.entries.len() - 1;
+    cache.by_hash.entry(key).or_default().push(i);
+    Ok(i)
+}
 
 /// A read-only handle on the arena of one domain (see `tf_shm.Buffer`).
 #[pyclass(frozen, module = "tf_shm._native")]
@@ -135,7 +179,11 @@ impl NativeBuffer {
         let inner = opened.map_err(|e| OpenError::new_err(e.to_string()))?;
         Ok(NativeBuffer {
             inner,
-            pairs: Mutex::new((0, HashMap::new())),
+            pairs: Mutex::new(PairCache {
+                entries: Vec::new(),
+                by_hash: HashMap::new(),
+                last: None,
+            }),
             cache_time,
         })
     }
@@ -221,37 +269,23 @@ impl NativeBuffer {
                 })
                 .map_err(|e| transform_error(py, e));
         }
-        let key = (target_frame.hash()?, source_frame.hash()?);
         let mut guard = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
-        let (count, pairs) = &mut *guard;
-        let mut found = None;
-        if let Some(bucket) = pairs.get(&key) {
-            for (i, e) in bucket.iter().enumerate() {
-                if same(&e.target, target_frame)? && same(&e.source, source_frame)? {
-                    found = Some(i);
-                    break;
-                }
-            }
-        }
-        let index = match found {
+        let cache = &mut *guard;
+        let last = cache.last.filter(|&i| {
+            cache
+                .entries
+                .get(i)
+                .is_some_and(|e| e.target.is(target_frame) && e.source.is(source_frame))
+        });
+        let index = match last {
             Some(i) => i,
             None => {
-                if *count >= MAX_PAIRS {
-                    pairs.clear();
-                    *count = 0;
-                }
-                let pair = FramePair::new(&target_frame.to_cow()?, &source_frame.to_cow()?);
-                let bucket = pairs.entry(key).or_default();
-                bucket.push(PairEntry {
-                    target: target_frame.clone().unbind(),
-                    source: source_frame.clone().unbind(),
-                    pair,
-                });
-                *count += 1;
-                bucket.len() - 1
+                let i = find_or_add(cache, target_frame, source_frame)?;
+                cache.last = Some(i);
+                i
             }
         };
-        let entry = &mut pairs.get_mut(&key).expect("bucket just found or made")[index];
+        let entry = &mut cache.entries[index];
         match self.inner.lookup_pair(&mut entry.pair, t) {
             Ok((stamp, tr)) => Ok(flat(stamp, &tr)),
             Err(e) => Err(transform_error(py, e)),
@@ -374,6 +408,57 @@ impl NativeBuffer {
         self.inner
             .all_frames_as_yaml(now)
             .map_err(|e| base_error(py, e.into()))
+    }
+
+    /// tf2's `_chainAsVector` (tf2_py's `_chain`): the frame names of the two-time lookup's
+    /// walks; raises tf2's lookup exceptions.
+    fn chain(
+        &self,
+        py: Python<'_>,
+        target_frame: PyBackedStr,
+        target_time: &Bound<'_, PyAny>,
+        source_frame: PyBackedStr,
+        source_time: &Bound<'_, PyAny>,
+        fixed_frame: PyBackedStr,
+    ) -> PyResult<Vec<String>> {
+        let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
+        answer!(self, b => b.chain_as_vector(&target_frame, tt, &source_frame, st, &fixed_frame))
+            .map_err(|e| transform_error(py, e))
+    }
+
+    /// tf2's `_allFramesAsDot(now)`; `now` in ns (0: without ages and recording time).
+    #[pyo3(signature = (now=0))]
+    fn all_frames_as_dot(&self, py: Python<'_>, now: i64) -> PyResult<String> {
+        answer!(self, b => b.all_frames_as_dot(now)).map_err(|e| base_error(py, e.into()))
+    }
+
+    /// tf2's `lookupVelocity` (tf2_py's `lookupVelocityFullCore` argument order):
+    /// `((vx, vy, vz), (wx, wy, wz))` in m/s and rad/s; raises tf2's lookup exceptions.
+    #[allow(clippy::too_many_arguments)]
+    fn lookup_velocity(
+        &self,
+        py: Python<'_>,
+        tracking_frame: PyBackedStr,
+        observation_frame: PyBackedStr,
+        reference_frame: PyBackedStr,
+        reference_point: (f64, f64, f64),
+        reference_point_frame: PyBackedStr,
+        time: &Bound<'_, PyAny>,
+        averaging_interval: &Bound<'_, PyAny>,
+    ) -> PyResult<(V3, V3)> {
+        let (t, interval) = (time::ns(time)?, time::ns(averaging_interval)?);
+        let (px, py_, pz) = reference_point;
+        answer!(self, b => b.lookup_velocity_full(
+            &tracking_frame,
+            &observation_frame,
+            &reference_frame,
+            [px, py_, pz],
+            &reference_point_frame,
+            t,
+            interval
+        ))
+        .map(|v| (v3(v.linear), v3(v.angular)))
+        .map_err(|e| transform_error(py, e))
     }
 
     /// tf2's `_frameExists(name)`.

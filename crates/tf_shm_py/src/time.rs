@@ -1,6 +1,7 @@
 //! Times and durations from Python, in ns, the way tf2_py and rclpy read them.
 
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt};
 
@@ -24,19 +25,24 @@ pub fn ns(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     if let Ok(f) = obj.cast::<PyFloat>() {
         return float_seconds(f.value());
     }
-    if obj.hasattr("sec")? && obj.hasattr("nanosec")? {
+    // Interned names: no string is made per call.
+    let py = obj.py();
+    let (sec, nanosec) = (intern!(py, "sec"), intern!(py, "nanosec"));
+    if obj.hasattr(sec)? && obj.hasattr(nanosec)? {
         return sec_nsec(
-            obj.getattr("sec")?.extract()?,
-            obj.getattr("nanosec")?.extract()?,
+            obj.getattr(sec)?.extract()?,
+            obj.getattr(nanosec)?.extract()?,
         );
     }
-    if obj.hasattr("nanoseconds")? {
-        return obj.getattr("nanoseconds")?.extract();
+    let nanoseconds = intern!(py, "nanoseconds");
+    if obj.hasattr(nanoseconds)? {
+        return obj.getattr(nanoseconds)?.extract();
     }
-    if obj.hasattr("secs")? && obj.hasattr("nsecs")? {
+    let (secs, nsecs) = (intern!(py, "secs"), intern!(py, "nsecs"));
+    if obj.hasattr(secs)? && obj.hasattr(nsecs)? {
         return sec_nsec(
-            obj.getattr("secs")?.extract()?,
-            obj.getattr("nsecs")?.extract()?,
+            obj.getattr(secs)?.extract()?,
+            obj.getattr(nsecs)?.extract()?,
         );
     }
     Err(PyTypeError::new_err(format!(

@@ -111,6 +111,22 @@ def test_fast_tuple_variant_equals_lookup_and_follows_new_data(buffer, chain, ar
         buffer.lookup_transform_tuple("map", "ghost", 0)
 
 
+def test_fast_tuple_variant_keeps_pairs_apart(buffer, chain):
+    """Alternating pairs, names as new (equal, not identical) str objects, and a pair whose
+    names swap: each answer is that pair's own."""
+    pairs = [("map", "laser"), ("laser", "map"), ("odom", "laser"), ("map", "laser")]
+    for _ in range(3):
+        for target, source in pairs:
+            for t in (0, 1_500_000_000):
+                target_copy, source_copy = "".join(list(target)), "".join(list(source))
+                assert target_copy is not target
+                slow = buffer.lookup_transform(target, source, t)
+                for names in ((target, source), (target_copy, source_copy)):
+                    fast = buffer.lookup_transform_tuple(*names, t)
+                    assert fast[0] == slow.stamp_ns
+                    assert fast[1:4] == slow.translation and fast[4:] == slow.rotation
+
+
 # ---- times and durations -------------------------------------------------------------------
 
 

@@ -84,6 +84,25 @@ class NativeBuffer:
     def all_frames_as_string(self) -> str: ...
     def all_frames_as_yaml(self, now: int = 0) -> str: ...
     def frame_exists(self, name: str) -> bool: ...
+    def chain(
+        self,
+        target_frame: str,
+        target_time: TimeLike,
+        source_frame: str,
+        source_time: TimeLike,
+        fixed_frame: str,
+    ) -> list[str]: ...
+    def all_frames_as_dot(self, now: int = 0) -> str: ...
+    def lookup_velocity(
+        self,
+        tracking_frame: str,
+        observation_frame: str,
+        reference_frame: str,
+        reference_point: V3,
+        reference_point_frame: str,
+        time: TimeLike,
+        averaging_interval: TimeLike,
+    ) -> tuple[V3, V3]: ...
     def frame_names(self) -> list[str]: ...
 
 class Arena:

@@ -282,6 +282,76 @@ class Buffer(BufferInterface):
         parent), in the order tf2 assigned their ids."""
         return self._native.frame_names()
 
+    def _chain(
+        self,
+        target_frame: str,
+        target_time: TimeLike,
+        source_frame: str,
+        source_time: TimeLike,
+        fixed_frame: str,
+    ) -> list[str]:
+        """tf2_py's ``_chain`` (tf2's ``_chainAsVector``): the frames the two-time lookup
+        walks through, source side first, as tf2 lists and prunes them. Unknown names are not
+        validated (tf2's id 0: a ``ConnectivityException`` naming ``NO_PARENT``, or at time 0 a
+        ``LookupException`` without text); otherwise tf2's lookup exceptions and texts."""
+        return self._native.chain(target_frame, target_time, source_frame, source_time, fixed_frame)
+
+    def _allFramesAsDot(self, time: TimeLike = None) -> str:
+        """tf2_py's ``_allFramesAsDot``: the frame tree as a Graphviz ``digraph`` in tf2's
+        text; with ``time`` (the time of recording) each edge also says how old its newest
+        transform is. The broadcaster of what the bridge stored is ``default_authority``, as
+        in :meth:`all_frames_as_yaml`."""
+        now = 0 if time is None else _native.to_ns(time)
+        return self._native.all_frames_as_dot(now).replace(
+            "Broadcaster: Authority undetectable\\n", "Broadcaster: default_authority\\n"
+        )
+
+    def lookupVelocityCore(
+        self,
+        tracking_frame: str,
+        observation_frame: str,
+        time: TimeLike,
+        averaging_interval: DurationLike,
+    ) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+        """tf2_py's ``lookupVelocityCore`` (tf2's ``lookupVelocity``): the velocity of
+        ``tracking_frame``'s origin relative to ``observation_frame``, in its axes, averaged
+        over ``averaging_interval`` around ``time``: ``((vx, vy, vz), (wx, wy, wz))`` in m/s
+        and rad/s, tf2's arithmetic literally. Raises tf2's lookup exceptions."""
+        return self._native.lookup_velocity(
+            tracking_frame,
+            observation_frame,
+            observation_frame,
+            (0.0, 0.0, 0.0),
+            tracking_frame,
+            time,
+            averaging_interval,
+        )
+
+    def lookupVelocityFullCore(
+        self,
+        tracking_frame: str,
+        observation_frame: str,
+        reference_frame: str,
+        reference_point: tuple[float, float, float],
+        reference_point_frame: str,
+        time: TimeLike,
+        averaging_interval: DurationLike,
+        /,
+    ) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+        """tf2_py's ``lookupVelocityFullCore`` (positional arguments, as tf2_py's): as
+        :meth:`lookupVelocityCore`, expressed in ``reference_frame`` about
+        ``reference_point`` (metres, in ``reference_point_frame``), with tf2's re-referencing
+        (``tf2::Vector3``'s element-wise ``out_rot * delta``)."""
+        return self._native.lookup_velocity(
+            tracking_frame,
+            observation_frame,
+            reference_frame,
+            tuple(reference_point),
+            reference_point_frame,
+            time,
+            averaging_interval,
+        )
+
     # -- waiting, futures ------------------------------------------------------------------
 
     def wait_for_transform_async(self, target_frame: str, source_frame: str, time: TimeLike) -> Any:
