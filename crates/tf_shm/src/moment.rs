@@ -57,6 +57,36 @@ pub(crate) fn read<R>(h: &Header, stalled: &LocalU64, mut query: impl FnMut() ->
     if h.moment_begun.load(Ordering::Relaxed) == c {
         return r;
     }
+    // Dropped first, so that the answer and the one read again can share the return slot.
+    drop(r);
+    // Through a `dyn`: the query's one direct call, above, is the one worth inlining.
+    again(h, stalled, &mut query)
+}
+
+/// A read's start: the last complete moment when it began (see [`read`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Begun(u64);
+
+impl Begun {
+    /// Starts a read.
+    #[inline(always)]
+    pub(crate) fn now(h: &Header) -> Begun {
+        Begun(h.moment_done.load(Ordering::Acquire))
+    }
+
+    /// Whether everything read since [`Begun::now`] was one moment.
+    #[inline(always)]
+    pub(crate) fn holds(self, h: &Header) -> bool {
+        fence(Ordering::Acquire);
+        h.moment_begun.load(Ordering::Relaxed) == self.0
+    }
+}
+
+/// [`read`] for a caller that ran the first run itself between [`Begun::now`] and a
+/// [`Begun::holds`] that failed: the runs after it.
+#[cold]
+#[inline(never)]
+pub(crate) fn read_again<R>(h: &Header, stalled: &LocalU64, query: &mut dyn FnMut() -> R) -> R {
     again(h, stalled, query)
 }
 
@@ -64,7 +94,7 @@ pub(crate) fn read<R>(h: &Header, stalled: &LocalU64, mut query: impl FnMut() ->
 /// made, until a run validates; past the read deadline, answers without the check.
 #[cold]
 #[inline(never)]
-fn again<R>(h: &Header, stalled: &LocalU64, mut query: impl FnMut() -> R) -> R {
+fn again<R>(h: &Header, stalled: &LocalU64, query: &mut dyn FnMut() -> R) -> R {
     use std::sync::atomic::Ordering as Local;
     declined(|d| &mut d.moment_retry);
     let mut backoff = Backoff::new();

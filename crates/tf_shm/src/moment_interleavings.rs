@@ -21,6 +21,9 @@ use crate::queries::BufferCore;
 use crate::validate::TransformInput;
 use crate::{walk, Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair};
 
+/// A hook slot: what runs at each step, if anything.
+type Hook = std::thread::LocalKey<RefCell<Option<Box<dyn FnMut()>>>>;
+
 thread_local! {
     static WRITER_HOOK: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
     static READER_HOOK: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
@@ -36,7 +39,7 @@ pub(crate) fn reader_step() {
     run_hook(&READER_HOOK);
 }
 
-fn run_hook(hook: &'static std::thread::LocalKey<RefCell<Option<Box<dyn FnMut()>>>>) {
+fn run_hook(hook: &'static Hook) {
     // Taken out while it runs: what it calls may step again.
     if let Some(mut f) = hook.with(|h| h.borrow_mut().take()) {
         f();
@@ -49,10 +52,7 @@ fn run_hook(hook: &'static std::thread::LocalKey<RefCell<Option<Box<dyn FnMut()>
     }
 }
 
-fn set_hook(
-    hook: &'static std::thread::LocalKey<RefCell<Option<Box<dyn FnMut()>>>>,
-    f: Option<Box<dyn FnMut()>>,
-) {
+fn set_hook(hook: &'static Hook, f: Option<Box<dyn FnMut()>>) {
     hook.with(|h| *h.borrow_mut() = f);
 }
 

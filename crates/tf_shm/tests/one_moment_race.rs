@@ -70,7 +70,7 @@ fn scenario(seed: u64, len: usize) -> Vec<Op> {
             child,
             stamp,
             x: r.below(1000) as f64 * 0.01,
-            is_static: roll >= 8 && roll < 20,
+            is_static: (8..20).contains(&roll),
         });
     }
     ops
