@@ -87,8 +87,15 @@ fn writer_loop(mut w: ArenaWriter, case: Writer, mut stamp: i64, stop: &AtomicBo
     let mut written = 0u64;
     let start = Instant::now();
     let mut next = Duration::ZERO;
+    // 100 µs of stamps per transform (10 kHz); 10 µs in a burst, so that its 100 000 stay
+    // inside the cache time the reader's times assume.
+    let step = if matches!(case, Writer::Burst(_)) {
+        10_000
+    } else {
+        100_000
+    };
     let mut write_one = |w: &mut ArenaWriter, written: &mut u64| {
-        stamp += 100_000;
+        stamp += step;
         put(w, (*written % 3) as usize, stamp);
         *written += 1;
     };
