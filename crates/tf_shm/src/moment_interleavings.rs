@@ -205,7 +205,10 @@ fn writer_paused(class: &Class, qs: &[Query], before: &[String], after: &[String
                 if r != b2[i] && r != a2[i] {
                     off2.set(off2.get() + 1);
                 }
-                let checked = crate::moment::try_once(v2.header(), || raw(&v2, q));
+                let checked =
+                    crate::moment::try_once(crate::moment::Moments::of(v2.header()), || {
+                        raw(&v2, q)
+                    });
                 assert!(
                     checked.is_none(),
                     "a run inside a moment being made validated: {q:?} {checked:?}"

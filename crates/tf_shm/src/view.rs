@@ -399,7 +399,7 @@ impl ArenaView {
         time: i64,
     ) -> Result<(i64, Transform), TransformError> {
         // `crate::moment::read`, written out: the answer is made in the return slot.
-        let h = self.header();
+        let h = crate::moment::Moments::of(self.header());
         let begun = crate::moment::Begun::now(h);
         let answer = self.pair_lookup(pair, time);
         if begun.holds(h) {
@@ -556,7 +556,11 @@ impl FrameStore for ArenaView {
     /// One moment of the arena's writer (`crate::moment`).
     #[inline(always)]
     fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
-        crate::moment::read(self.header(), &self.region.stalled_moment, || query(self))
+        crate::moment::read(
+            crate::moment::Moments::of(self.header()),
+            &self.region.stalled_moment,
+            || query(self),
+        )
     }
 
     fn cache_time_ns(&self) -> i64 {

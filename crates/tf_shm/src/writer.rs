@@ -268,7 +268,7 @@ impl ArenaWriter {
         impl Drop for End<'_> {
             fn drop(&mut self) {
                 if let Some(m) = self.1 {
-                    crate::moment::end(self.0.header(), m);
+                    crate::moment::end(crate::moment::Moments::of(self.0.header()), m);
                     self.0.batching = false;
                     if self.0.unnotified {
                         self.0.published();
@@ -276,7 +276,8 @@ impl ArenaWriter {
                 }
             }
         }
-        let outer = (!self.batching).then(|| crate::moment::begin(self.header()));
+        let outer = (!self.batching)
+            .then(|| crate::moment::begin(crate::moment::Moments::of(self.header())));
         self.batching = true;
         let end = End(self, outer);
         f(&mut *end.0)
