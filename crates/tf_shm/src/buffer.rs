@@ -342,8 +342,8 @@ impl Buffer {
 impl BufferCore for Buffer {
     type Store = BufferStore;
 
-    fn with_store<R>(&self, f: impl FnOnce(&BufferStore) -> R) -> R {
-        f(&self.view_guard())
+    fn with_store<R>(&self, f: impl FnMut(&BufferStore) -> R) -> R {
+        self.view_guard().in_one_moment(f)
     }
 }
 
@@ -370,7 +370,7 @@ impl Held {
     #[inline(never)]
     fn lookup_pair(&self, pair: &FramePair, time: i64) -> Result<(i64, Transform), TransformError> {
         self.store
-            .lookup_names(pair.target(), pair.source(), time)
+            .in_one_moment(|s| s.lookup_names(pair.target(), pair.source(), time))
             .map(|t| (t.stamp, t.transform))
     }
 }
@@ -428,6 +428,10 @@ macro_rules! on_store {
 
 /// Every method is the arena's, or the handover store's during a hold.
 impl FrameStore for BufferStore {
+    #[inline(always)]
+    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+        on_store!(self, s => s.in_one_moment(|_| query(self)))
+    }
     #[inline]
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
         on_store!(self, s => s.frame_id(name))

@@ -339,6 +339,11 @@ impl HandoverStore {
 }
 
 impl FrameStore for HandoverStore {
+    /// One moment of each arena (the old one's writer has normally stopped: one check).
+    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+        self.old
+            .in_one_moment(|_| self.new.in_one_moment(|_| query(self)))
+    }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
         if let Some(&id) = self.old_ids.get(name) {
             return Ok(Some(id));

@@ -41,6 +41,9 @@ fn put(w: &mut ArenaWriter, parent: &str, child: &str, stamp: i64, x: f64, is_st
 }
 
 impl FrameStore for Racing {
+    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+        query(self)
+    }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
         self.view.frame_id(name)
     }

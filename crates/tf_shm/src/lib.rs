@@ -40,6 +40,9 @@ pub mod inspect;
 #[cfg(test)]
 mod kept_answer_order;
 pub mod math;
+mod moment;
+#[cfg(all(test, not(loom)))]
+mod moment_interleavings;
 pub(crate) mod pair_cache;
 pub mod queries;
 pub mod rendezvous;

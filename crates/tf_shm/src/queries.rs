@@ -15,8 +15,9 @@ pub trait BufferCore {
     /// The frame store the queries read.
     type Store: FrameStore + ?Sized;
 
-    /// Runs `f` on the store answering now (for a [`crate::Buffer`], its current arena).
-    fn with_store<R>(&self, f: impl FnOnce(&Self::Store) -> R) -> R;
+    /// Runs `f` on the store answering now (for a [`crate::Buffer`], its current arena), in
+    /// one moment of it ([`FrameStore::in_one_moment`]; `f` may run more than once).
+    fn with_store<R>(&self, f: impl FnMut(&Self::Store) -> R) -> R;
 
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
     /// latest common time). See [`walk::lookup_transform`].
@@ -208,7 +209,7 @@ pub trait BufferCore {
 impl<S: FrameStore> BufferCore for S {
     type Store = S;
 
-    fn with_store<R>(&self, f: impl FnOnce(&S) -> R) -> R {
-        f(self)
+    fn with_store<R>(&self, f: impl FnMut(&S) -> R) -> R {
+        self.in_one_moment(f)
     }
 }

@@ -75,6 +75,15 @@ pub trait FrameStore {
     fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError>;
     /// The authority (publisher) recorded with the frame's newest sample, if any.
     fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError>;
+    /// Runs `query` on this store so that everything it reads is one state of the store, as
+    /// tf2's `BufferCore` under its mutex: for a store a writer fills while it is read (an arena),
+    /// one moment of that writer, reading again when a run overlapped one being made
+    /// (`crate::moment`); for a store nobody writes while it is read, `query(self)`. Every tf2
+    /// query ([`crate::queries::BufferCore`], [`crate::ArenaView::lookup_pair`]) runs inside
+    /// it. Required, so that no wrapper can drop it: a wrapper runs its inner store's.
+    fn in_one_moment<R>(&self, query: impl FnMut(&Self) -> R) -> R
+    where
+        Self: Sized;
     /// tf2's cache time (`getCacheLength`), ns; tf2's default, 10 s, unless the store has its
     /// own.
     fn cache_time_ns(&self) -> i64 {

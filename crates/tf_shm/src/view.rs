@@ -415,6 +415,26 @@ impl ArenaView {
         pair: &mut FramePair,
         time: i64,
     ) -> Result<(i64, Transform), TransformError> {
+        // `crate::moment::read`, written out: the answer is made in the return slot.
+        let h = crate::moment::Moments::of(self.header());
+        let begun = crate::moment::Begun::now(h);
+        let answer = self.pair_lookup(pair, time);
+        if begun.holds(h) {
+            return answer;
+        }
+        drop(answer);
+        crate::moment::read_again(h, &self.region.stalled_moment, &mut || {
+            self.pair_lookup(pair, time)
+        })
+    }
+
+    /// [`ArenaView::lookup_pair`] inside a moment.
+    #[inline(always)]
+    fn pair_lookup(
+        &self,
+        pair: &mut FramePair,
+        time: i64,
+    ) -> Result<(i64, Transform), TransformError> {
         if let Some((target, source)) = self.ids_of(pair) {
             return walk::lookup_transform_recorded(self, target, source, time, &mut pair.recorded);
         }
@@ -568,6 +588,16 @@ impl ArenaView {
 }
 
 impl FrameStore for ArenaView {
+    /// One moment of the arena's writer (`crate::moment`).
+    #[inline(always)]
+    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+        crate::moment::read(
+            crate::moment::Moments::of(self.header()),
+            &self.region.stalled_moment,
+            || query(self),
+        )
+    }
+
     fn cache_time_ns(&self) -> i64 {
         self.geo.cache_time_ns
     }
@@ -594,7 +624,7 @@ impl FrameStore for ArenaView {
         };
         let (stamp, transform) = match kept {
             Some(answer) => answer,
-            None => self.lookup_pair(pair, time)?,
+            None => self.pair_lookup(pair, time)?,
         };
         Ok(TransformStamped {
             stamp,
@@ -605,6 +635,8 @@ impl FrameStore for ArenaView {
     }
 
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
+        #[cfg(all(test, not(loom)))]
+        crate::moment_interleavings::reader_step();
         let count = self.frame_count();
         let index = self
             .region
@@ -646,6 +678,8 @@ impl FrameStore for ArenaView {
     }
 
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
+        #[cfg(all(test, not(loom)))]
+        crate::moment_interleavings::reader_step();
         let read = if interpolate {
             LinkRead::Tf2Slerp
         } else {
@@ -677,6 +711,8 @@ impl FrameStore for ArenaView {
 
     #[inline(always)]
     fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        #[cfg(all(test, not(loom)))]
+        crate::moment_interleavings::reader_step();
         if time != 0 {
             if let Some(link) = self.link_close_fast(id, time) {
                 return Ok(link);
@@ -688,6 +724,8 @@ impl FrameStore for ArenaView {
 
     #[inline(always)]
     fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        #[cfg(all(test, not(loom)))]
+        crate::moment_interleavings::reader_step();
         // One record read, one attempt at the newest sample; anything else (an empty or
         // contended ring, a damaged record) is `latest_time_and_parent`'s.
         let rec = self.record(id)?;
@@ -748,6 +786,8 @@ impl FrameStore for ArenaView {
     }
 
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
+        #[cfg(all(test, not(loom)))]
+        crate::moment_interleavings::reader_step();
         if let Some(n) = self.newest(id, self.clear_generation()) {
             return Ok(Some((n.sample.stamp, self.check_parent(n.sample)?.parent)));
         }

@@ -187,7 +187,18 @@ impl ArenaWriter {
     /// refusal is counted in the arena header); [`SetTransformError::Capacity`] when the frame
     /// table, names region or ring pool has no room (nothing is stored; other frames are
     /// unaffected). Allocates only when a frame or authority is seen for the first time.
+    /// One moment (`crate::moment`): readers see all of it or none; inside a
+    /// [`ArenaWriter::batch`], part of the batch's moment.
     pub fn set_transform(
+        &mut self,
+        input: &TransformInput<'_>,
+        authority: &str,
+        is_static: bool,
+    ) -> Result<WriteStatus, SetTransformError> {
+        self.batch(|w| w.store_transform(input, authority, is_static))
+    }
+
+    fn store_transform(
         &mut self,
         input: &TransformInput<'_>,
         authority: &str,
@@ -200,7 +211,9 @@ impl ArenaWriter {
         self.check_room(&[v.child, v.parent])
             .map_err(|e| self.capacity(e))?;
         let child = self.intern(v.child).map_err(|e| self.capacity(e))?;
+        step();
         let parent = self.intern(v.parent).map_err(|e| self.capacity(e))?;
+        step();
         let sample = Sample {
             stamp: v.stamp,
             parent,
@@ -232,26 +245,30 @@ impl ArenaWriter {
     }
 
     /// tf2's `BufferCore::clear()`: every dynamic frame's history becomes empty in one store;
-    /// static frames and frame names stay.
+    /// static frames and frame names stay. One moment (`crate::moment`), or part of a batch's.
     pub fn clear(&mut self) {
-        let h = self.header();
-        h.clear_generation.fetch_add(1, Ordering::Release);
-        h.clears_total.fetch_add(1, Ordering::Relaxed);
-        // A waiter's answer may change (e.g. to an extrapolation it should not wait past).
-        self.published();
+        self.batch(|w| {
+            let h = w.header();
+            h.clear_generation.fetch_add(1, Ordering::Release);
+            h.clears_total.fetch_add(1, Ordering::Relaxed);
+            // A waiter's answer may change (e.g. to an extrapolation it should not wait past).
+            w.published();
+        });
     }
 
     /// Runs `f` (typically one `TFMessage`'s `set_transform` calls) and notifies waiting
     /// consumers once at its end instead of after every sample: a consumer waiting for a frame
-    /// the message does not hold re-checks once per message, not once per transform. Samples
-    /// are visible to lookups as soon as each is stored, as outside a batch. Nested batches
-    /// notify at the outermost end.
+    /// the message does not hold re-checks once per message, not once per transform. The batch
+    /// is one moment (`crate::moment`): lookups see every sample of it or none, from its end.
+    /// Nested batches are part of the outermost one.
     pub fn batch<R>(&mut self, f: impl FnOnce(&mut ArenaWriter) -> R) -> R {
-        /// Ends the outermost batch even if `f` panics, so notifications never stay held.
-        struct End<'a>(&'a mut ArenaWriter, bool);
+        /// Ends the outermost batch even if `f` panics, so a moment never stays open in a
+        /// live writer and notifications never stay held.
+        struct End<'a>(&'a mut ArenaWriter, Option<u64>);
         impl Drop for End<'_> {
             fn drop(&mut self) {
-                if self.1 {
+                if let Some(m) = self.1 {
+                    crate::moment::end(crate::moment::Moments::of(self.0.header()), m);
                     self.0.batching = false;
                     if self.0.unnotified {
                         self.0.published();
@@ -259,7 +276,8 @@ impl ArenaWriter {
                 }
             }
         }
-        let outer = !self.batching;
+        let outer = (!self.batching)
+            .then(|| crate::moment::begin(crate::moment::Moments::of(self.header())));
         self.batching = true;
         let end = End(self, outer);
         f(&mut *end.0)
@@ -394,6 +412,7 @@ impl ArenaWriter {
     fn store_static(&self, id: FrameId, s: &Sample) {
         let rec = self.record(id);
         write_slot(&rec.static_slot, s);
+        step();
         // ROS 2: a dynamic frame becoming static loses its history (the kind switch is the
         // one store readers see).
         rec.kind.store(KIND_STATIC, Ordering::Release);
@@ -451,10 +470,12 @@ impl ArenaWriter {
         // A new TimeCache (ROS 2 kind switch) or a cleared one starts empty.
         if !was_dynamic || ring.generation() != generation {
             ring.reset(generation);
+            step();
         }
         let decision = insert_decision(&ring.history(), s, self.geo.cache_time_ns);
         let pruned = decision.prune() > 0;
         ring.drop_oldest(decision.prune() as u64);
+        step();
         // tf2 prunes before it decides; a sample not stored after a prune still changed the
         // link (a stored one is counted with the sample).
         let pruned_only = || {
@@ -495,6 +516,7 @@ impl ArenaWriter {
             index -= 1;
         }
         ring.insert(index, s);
+        step();
         self.mark_kind_dynamic(rec, was_dynamic);
         Ok(status)
     }
@@ -561,6 +583,14 @@ impl ArenaWriter {
         self.authorities.insert(authority.into(), r);
         Some(r)
     }
+}
+
+/// A point between two of the writer's stores, where tests pause it to read
+/// (`crate::moment_interleavings`); nothing outside tests.
+#[inline(always)]
+fn step() {
+    #[cfg(all(test, not(loom)))]
+    crate::moment_interleavings::writer_step();
 }
 
 /// Internal reasons `store_dynamic` stops without storing.

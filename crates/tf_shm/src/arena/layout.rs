@@ -15,7 +15,7 @@ use crate::sync::{AtomicI64, AtomicU32, AtomicU64};
 /// `b"TFSHMAR1"` read as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TFSHMAR1");
 /// Bumped whenever a record's meaning changes without its geometry changing.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Bytes reserved for the header (the struct is smaller; the rest is zero).
 pub const HEADER_SIZE: usize = 4096;
 /// Alignment of every region and ring.
@@ -86,6 +86,12 @@ pub struct Header {
     /// consumer of an earlier arena waits for before it swaps), ns since the Unix epoch;
     /// 0 while not ready.
     pub ready_unix_ns: AtomicI64,
+    /// The number of the moment the writer is making or made last: raised (then a Release
+    /// fence) before the first store of a `set_transform` outside a batch, of a batch (one
+    /// received `TFMessage`) or of a `clear()`. See `crate::moment`.
+    pub moment_begun: AtomicU64,
+    /// The number of the last complete moment: stored with Release after its last store.
+    pub moment_done: AtomicU64,
 }
 
 /// Words of `Header::waiting`: one bit per participant slot.
@@ -292,6 +298,8 @@ shared_records! {
         waiting: [AtomicU64; WAITING_WORDS] = 288,
         messages_lost: AtomicU64 = 320,
         ready_unix_ns: AtomicI64 = 328,
+        moment_begun: AtomicU64 = 336,
+        moment_done: AtomicU64 = 344,
     }
     Slot {
         seq: AtomicU64 = 0,

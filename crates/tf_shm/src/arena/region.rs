@@ -38,6 +38,9 @@ pub(crate) struct Region {
     base: NonNull<u8>,
     len: usize,
     writable: bool,
+    /// The moment number this process found the writer stuck in past the read deadline
+    /// (`crate::moment`); 0 = none. Process-local, not in the arena.
+    pub(crate) stalled_moment: std::sync::atomic::AtomicU64,
     _backing: Backing,
 }
 
@@ -61,6 +64,7 @@ impl Region {
             base,
             len,
             writable: true,
+            stalled_moment: Default::default(),
             _backing: Backing::Heap(HeapBlock { ptr, layout }),
         })
     }
@@ -71,6 +75,7 @@ impl Region {
             base: NonNull::new(map.as_mut_ptr()).expect("a mapping is never at address 0"),
             len: map.len(),
             writable,
+            stalled_moment: Default::default(),
             _backing: Backing::Mapped(map),
         })
     }

@@ -94,6 +94,9 @@ impl<const SHARED: bool> Backend for ArenaStore<SHARED> {
 }
 
 impl<const SHARED: bool> FrameStore for ArenaStore<SHARED> {
+    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+        self.view.in_one_moment(|_| query(self))
+    }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
         self.view.frame_id(name)
     }

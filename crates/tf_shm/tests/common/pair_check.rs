@@ -14,6 +14,9 @@ use tf_shm::{ArenaView, FrameId, FramePair, Transform};
 pub struct Tf2Slerp<'a>(pub &'a ArenaView);
 
 impl FrameStore for Tf2Slerp<'_> {
+    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+        self.0.in_one_moment(|_| query(self))
+    }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
         self.0.frame_id(name)
     }

@@ -192,6 +192,9 @@ impl VecStore {
 }
 
 impl FrameStore for VecStore {
+    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+        query(self)
+    }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
         Ok(self
             .names

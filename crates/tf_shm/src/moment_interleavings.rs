@@ -1,0 +1,398 @@
+//! Deterministic interleavings of a reader and the writer, one per failure class of a query
+//! that reads no single moment (`crate::moment`): a frame being created, a two-time lookup and
+//! an identity query, a static re-publish, a static↔dynamic switch, `clear()`, a re-parenting,
+//! a plain dynamic insert.
+//!
+//! Two ways to interleave, both on one thread, so every run is the same:
+//! * **writer paused** between two of its stores (the writer's `step()`): every query is run
+//!   there, once as the walk alone and once as one attempt of the moment check;
+//! * **reader paused** between two of its link and name reads (`reader_step`): the whole
+//!   change is written there, at each read of each query in turn, then the query finishes.
+//!
+//! Each answer is compared with tf2's before and after the change (the same queries on the
+//! arena before the change and on one that took it whole). The walk alone gives answers of
+//! neither for every class (asserted: what today's reads without the check did); the checked
+//! queries (the public ones, by name and by [`crate::FramePair`]) never do.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use crate::queries::BufferCore;
+use crate::validate::TransformInput;
+use crate::{walk, Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair};
+
+/// A hook slot: what runs at each step, if anything.
+type Hook = std::thread::LocalKey<RefCell<Option<Box<dyn FnMut()>>>>;
+
+thread_local! {
+    static WRITER_HOOK: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
+    static READER_HOOK: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
+}
+
+/// Called by the writer between two of its stores.
+pub(crate) fn writer_step() {
+    run_hook(&WRITER_HOOK);
+}
+
+/// Called by the view before each link or name read.
+pub(crate) fn reader_step() {
+    run_hook(&READER_HOOK);
+}
+
+fn run_hook(hook: &'static Hook) {
+    // Taken out while it runs: what it calls may step again.
+    if let Some(mut f) = hook.with(|h| h.borrow_mut().take()) {
+        f();
+        hook.with(|h| {
+            let mut h = h.borrow_mut();
+            if h.is_none() {
+                *h = Some(f);
+            }
+        });
+    }
+}
+
+fn set_hook(hook: &'static Hook, f: Option<Box<dyn FnMut()>>) {
+    hook.with(|h| *h.borrow_mut() = f);
+}
+
+const T0: i64 = 1_000_000_000_000;
+const P: i64 = 10_000_000;
+
+fn put(w: &mut ArenaWriter, parent: &str, child: &str, stamp: i64, x: f64, is_static: bool) {
+    w.set_transform(
+        &TransformInput {
+            frame_id: parent,
+            child_frame_id: child,
+            stamp,
+            translation: [x, 0.5 * x, 0.0],
+            rotation: [0.0, 0.0, (x * 0.1).sin(), (x * 0.1).cos()],
+        },
+        "test",
+        is_static,
+    )
+    .unwrap();
+}
+
+fn arena() -> (ArenaWriter, ArenaView) {
+    Arena::in_memory(&ArenaConfig {
+        max_frames: 16,
+        memory_budget_bytes: 1 << 20,
+        ..ArenaConfig::default()
+    })
+    .unwrap()
+}
+
+/// One tf2 query.
+#[derive(Clone, Debug)]
+enum Query {
+    Lookup(&'static str, &'static str, i64),
+    Pair(&'static str, &'static str, i64),
+    Full(&'static str, i64, &'static str, i64, &'static str),
+    Can(&'static str, &'static str, i64),
+    LatestCommon(&'static str, &'static str),
+    Names,
+    Listing,
+}
+
+fn queries(frames: &[&'static str]) -> Vec<Query> {
+    let mut q = vec![Query::Names, Query::Listing];
+    for &a in frames {
+        for &b in frames {
+            for t in [0, T0 + 2 * P + P / 2, T0 + 4 * P] {
+                q.push(Query::Lookup(a, b, t));
+                q.push(Query::Can(a, b, t));
+            }
+            q.push(Query::Pair(a, b, 0));
+            q.push(Query::LatestCommon(a, b));
+            q.push(Query::Full(a, 0, b, 0, frames[0]));
+            q.push(Query::Full(a, T0 + 3 * P, b, 0, frames[0]));
+        }
+    }
+    q
+}
+
+/// The walk alone, no moment check: what every query read before the check.
+fn raw(v: &ArenaView, q: &Query) -> String {
+    match *q {
+        Query::Lookup(a, b, t) | Query::Pair(a, b, t) => {
+            format!(
+                "{:?}",
+                walk::lookup_transform(v, a, b, t).map(|x| (x.stamp, x.transform))
+            )
+        }
+        Query::Full(a, ta, b, tb, f) => format!(
+            "{:?}",
+            walk::lookup_transform_full(v, a, ta, b, tb, f).map(|x| (x.stamp, x.transform))
+        ),
+        Query::Can(a, b, t) => format!("{:?}", walk::can_transform(v, a, b, t)),
+        Query::LatestCommon(a, b) => format!("{:?}", walk::get_latest_common_time(v, a, b)),
+        Query::Names => format!("{:?}", walk::get_all_frame_names(v)),
+        Query::Listing => format!("{:?}", walk::all_frames_as_string(v)),
+    }
+}
+
+/// The public query (names cache, pair and kept answers, the moment check).
+fn public(v: &ArenaView, q: &Query, pair: &mut FramePair) -> String {
+    match *q {
+        Query::Lookup(a, b, t) => format!(
+            "{:?}",
+            BufferCore::lookup_transform(v, a, b, t).map(|x| (x.stamp, x.transform))
+        ),
+        Query::Pair(_, _, t) => format!("{:?}", v.lookup_pair(pair, t)),
+        Query::Full(a, ta, b, tb, f) => format!(
+            "{:?}",
+            BufferCore::lookup_transform_full(v, a, ta, b, tb, f).map(|x| (x.stamp, x.transform))
+        ),
+        Query::Can(a, b, t) => format!("{:?}", BufferCore::can_transform(v, a, b, t)),
+        Query::LatestCommon(a, b) => format!("{:?}", BufferCore::get_latest_common_time(v, a, b)),
+        Query::Names => format!("{:?}", BufferCore::get_all_frame_names(v)),
+        Query::Listing => format!("{:?}", BufferCore::all_frames_as_string(v)),
+    }
+}
+
+fn pair_of(q: &Query) -> FramePair {
+    match *q {
+        Query::Pair(a, b, _) => FramePair::new(a, b),
+        _ => FramePair::new("", ""),
+    }
+}
+
+/// A failure class: the arena before, and the change (one moment).
+struct Class {
+    name: &'static str,
+    frames: &'static [&'static str],
+    setup: fn(&mut ArenaWriter),
+    change: fn(&mut ArenaWriter),
+}
+
+/// tf2's answers before and after `class`'s change, per query.
+fn before_after(class: &Class, qs: &[Query]) -> (Vec<String>, Vec<String>) {
+    let answers = |changed: bool| {
+        let (mut w, v) = arena();
+        (class.setup)(&mut w);
+        if changed {
+            (class.change)(&mut w);
+        }
+        qs.iter()
+            .map(|q| public(&v, q, &mut pair_of(q)))
+            .collect::<Vec<_>>()
+    };
+    (answers(false), answers(true))
+}
+
+/// Runs every query at every pause of the writer inside the change. Returns how many walk
+/// answers matched neither moment.
+fn writer_paused(class: &Class, qs: &[Query], before: &[String], after: &[String]) -> usize {
+    let (mut w, v) = arena();
+    (class.setup)(&mut w);
+    let off = Rc::new(Cell::new(0));
+    let steps = Rc::new(Cell::new(0));
+    let (qs2, b2, a2, off2, steps2, v2) = (
+        qs.to_vec(),
+        before.to_vec(),
+        after.to_vec(),
+        off.clone(),
+        steps.clone(),
+        v.clone(),
+    );
+    set_hook(
+        &WRITER_HOOK,
+        Some(Box::new(move || {
+            steps2.set(steps2.get() + 1);
+            for (i, q) in qs2.iter().enumerate() {
+                let r = raw(&v2, q);
+                if r != b2[i] && r != a2[i] {
+                    off2.set(off2.get() + 1);
+                }
+                let checked =
+                    crate::moment::try_once(crate::moment::Moments::of(v2.header()), || {
+                        raw(&v2, q)
+                    });
+                assert!(
+                    checked.is_none(),
+                    "a run inside a moment being made validated: {q:?} {checked:?}"
+                );
+            }
+        })),
+    );
+    (class.change)(&mut w);
+    set_hook(&WRITER_HOOK, None);
+    for (i, q) in qs.iter().enumerate() {
+        assert_eq!(
+            public(&v, q, &mut pair_of(q)),
+            after[i],
+            "{}: {q:?}",
+            class.name
+        );
+    }
+    off.get()
+}
+
+/// For each query and each of its reads, writes the whole change at that read. Returns how
+/// many walk answers matched neither moment; asserts the public answers always match one.
+fn reader_paused(class: &Class, qs: &[Query], before: &[String], after: &[String]) -> usize {
+    let mut off = 0;
+    for (i, q) in qs.iter().enumerate() {
+        // How many reads the query makes.
+        let reads = {
+            let (mut w, v) = arena();
+            (class.setup)(&mut w);
+            let n = Rc::new(Cell::new(0));
+            let n2 = n.clone();
+            set_hook(&READER_HOOK, Some(Box::new(move || n2.set(n2.get() + 1))));
+            raw(&v, q);
+            set_hook(&READER_HOOK, None);
+            n.get()
+        };
+        for k in 0..reads {
+            for checked in [false, true] {
+                let (mut w, v) = arena();
+                (class.setup)(&mut w);
+                let mut pair = pair_of(q);
+                if checked {
+                    // The pair's first lookup (and a kept answer) before the change.
+                    public(&v, q, &mut pair);
+                }
+                let change = class.change;
+                // The hook owns the writer for the query's duration.
+                let (hw, hs) = (RefCell::new(w), Cell::new(0));
+                set_hook(
+                    &READER_HOOK,
+                    Some(Box::new(move || {
+                        if hs.get() == k {
+                            change(&mut hw.borrow_mut());
+                        }
+                        hs.set(hs.get() + 1);
+                    })),
+                );
+                let r = if checked {
+                    public(&v, q, &mut pair)
+                } else {
+                    raw(&v, q)
+                };
+                set_hook(&READER_HOOK, None);
+                if r != before[i] && r != after[i] {
+                    assert!(
+                        !checked,
+                        "{}: {q:?} with the change written at read {k}: {r}\n  before: {}\n  after: {}",
+                        class.name, before[i], after[i]
+                    );
+                    off += 1;
+                }
+            }
+        }
+    }
+    off
+}
+
+fn check(class: Class) {
+    let qs = queries(class.frames);
+    let (before, after) = before_after(&class, &qs);
+    let by_writer = writer_paused(&class, &qs, &before, &after);
+    let by_reader = reader_paused(&class, &qs, &before, &after);
+    eprintln!(
+        "{}: {} queries; walk answers of no moment: {by_writer} with the writer paused, \
+         {by_reader} with the reader paused",
+        class.name,
+        qs.len()
+    );
+    assert!(
+        by_writer + by_reader > 0,
+        "{}: the walk alone never answered outside both moments: the class is not exercised",
+        class.name
+    );
+}
+
+fn chain(w: &mut ArenaWriter) {
+    put(w, "map", "odom", 0, 1.0, true);
+    for k in 0..5 {
+        put(w, "odom", "base", T0 + k * P, k as f64, false);
+        put(w, "base", "arm", T0 + k * P, 0.5 + k as f64, false);
+    }
+}
+
+#[test]
+fn a_frame_being_created_is_never_visible_in_steps() {
+    check(Class {
+        name: "frame created",
+        frames: &["map", "base", "cam", "tool"],
+        setup: chain,
+        change: |w| put(w, "tool", "cam", T0 + 4 * P, 3.0, false),
+    });
+}
+
+#[test]
+fn a_message_creating_a_branch_is_one_moment() {
+    check(Class {
+        name: "message",
+        frames: &["map", "base", "cam", "lens"],
+        setup: chain,
+        change: |w| {
+            w.batch(|w| {
+                put(w, "base", "cam", T0 + 4 * P, 3.0, false);
+                put(w, "cam", "lens", T0 + 4 * P, 4.0, false);
+            })
+        },
+    });
+}
+
+#[test]
+fn a_plain_dynamic_insert_and_identity_queries_are_one_moment() {
+    check(Class {
+        name: "dynamic insert",
+        frames: &["map", "base", "arm"],
+        setup: chain,
+        change: |w| put(w, "odom", "base", T0 + 5 * P, 7.0, false),
+    });
+}
+
+#[test]
+fn a_static_re_publish_is_one_moment() {
+    check(Class {
+        name: "static re-publish",
+        frames: &["map", "odom", "arm"],
+        setup: chain,
+        change: |w| put(w, "map", "odom", 0, 9.0, true),
+    });
+}
+
+#[test]
+fn a_dynamic_to_static_switch_is_one_moment() {
+    check(Class {
+        name: "dynamic to static",
+        frames: &["map", "base", "arm"],
+        setup: chain,
+        change: |w| put(w, "odom", "base", T0 + 4 * P, 5.0, true),
+    });
+}
+
+#[test]
+fn a_static_to_dynamic_switch_is_one_moment() {
+    check(Class {
+        name: "static to dynamic",
+        frames: &["map", "odom", "arm"],
+        setup: chain,
+        change: |w| put(w, "map", "odom", T0 + 4 * P, 5.0, false),
+    });
+}
+
+#[test]
+fn a_clear_is_one_moment() {
+    check(Class {
+        name: "clear",
+        frames: &["map", "base", "arm"],
+        setup: chain,
+        change: |w| w.clear(),
+    });
+}
+
+#[test]
+fn a_re_parenting_is_one_moment() {
+    check(Class {
+        name: "re-parenting",
+        frames: &["map", "odom", "base", "arm", "other"],
+        setup: chain,
+        change: |w| put(w, "other", "base", T0 + 5 * P, 6.0, false),
+    });
+}
