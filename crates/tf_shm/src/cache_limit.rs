@@ -64,12 +64,12 @@ pub(crate) fn get_data_within<H: History + ?Sized>(
 /// changes nothing: the arena has pruned what it has pruned). Every query goes through tf2's
 /// walk over [`FrameStore::link_at_within`]; the arena's fast paths and kept time-0 answers
 /// are not used (they read the unpruned history).
-pub struct CacheLimited<'a, S: FrameStore + ?Sized> {
+pub struct CacheLimited<'a, S: FrameStore> {
     inner: &'a S,
     cache_time_ns: i64,
 }
 
-impl<'a, S: FrameStore + ?Sized> CacheLimited<'a, S> {
+impl<'a, S: FrameStore> CacheLimited<'a, S> {
     /// `inner` with tf2's cache time `cache_time_ns` (ns, > 0).
     pub fn new(inner: &'a S, cache_time_ns: i64) -> CacheLimited<'a, S> {
         CacheLimited {
@@ -79,7 +79,10 @@ impl<'a, S: FrameStore + ?Sized> CacheLimited<'a, S> {
     }
 }
 
-impl<S: FrameStore + ?Sized> FrameStore for CacheLimited<'_, S> {
+impl<S: FrameStore> FrameStore for CacheLimited<'_, S> {
+    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+        self.inner.in_one_moment(|_| query(self))
+    }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
         self.inner.frame_id(name)
     }

@@ -22,7 +22,7 @@ const NO_PARENT_NAME: &str = "NO_PARENT";
 /// tf2's lookup exceptions and texts for either walk (the source walk's first), e.g.
 /// `Connectivity` for frames in different trees, an extrapolation error at a time a link does
 /// not cover, `Lookup` with no text at time 0 with an unknown frame.
-pub fn chain_as_vector<S: FrameStore + ?Sized>(
+pub fn chain_as_vector<S: FrameStore>(
     s: &S,
     target: &str,
     target_time: i64,
@@ -61,9 +61,12 @@ pub fn chain_as_vector<S: FrameStore + ?Sized>(
 
 /// A store seen as tf2's `BufferCore` sees id 0: a frame without cache named `NO_PARENT`
 /// (`getFrame(0)` is null), so the walk can start from an unknown name as tf2's does.
-struct UnknownAsRoot<'a, S: ?Sized>(&'a S);
+struct UnknownAsRoot<'a, S>(&'a S);
 
-impl<S: FrameStore + ?Sized> FrameStore for UnknownAsRoot<'_, S> {
+impl<S: FrameStore> FrameStore for UnknownAsRoot<'_, S> {
+    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+        self.0.in_one_moment(|_| query(self))
+    }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
         self.0.frame_id(name)
     }

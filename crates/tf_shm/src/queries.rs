@@ -13,7 +13,7 @@ use crate::{chain, frames_dot, walk};
 /// tf2's `BufferCore` queries. Implement [`BufferCore::with_store`]; every query is provided.
 pub trait BufferCore {
     /// The frame store the queries read.
-    type Store: FrameStore + ?Sized;
+    type Store: FrameStore;
 
     /// Runs `f` on the store answering now (for a [`crate::Buffer`], its current arena), in
     /// one moment of it ([`FrameStore::in_one_moment`]; `f` may run more than once).
