@@ -8,6 +8,7 @@ scripts/demo.sh's PR2), in the project's ROS environment with the tf_shm package
 """
 
 import rclpy
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 # With tf2_ros this line is: from tf2_ros import Buffer, TransformException, TransformListener
@@ -52,7 +53,7 @@ def main():
     node = FrameListener()
     try:
         rclpy.spin(node)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         node.destroy_node()
