@@ -125,7 +125,7 @@ fn print_outcome(
         return;
     }
     match r {
-        Ok(t) => println!("{}", TransformReport::new(t).to_text(digits)),
+        Ok(t) => crate::out::emit(&format!("{}\n", TransformReport::new(t).to_text(digits))),
         Err(e) => eprintln!("{}", error_text(target, source, e, waiting, err_paint)),
     }
 }

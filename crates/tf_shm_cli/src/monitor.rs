@@ -278,10 +278,8 @@ pub fn run(g: &Global, a: &MonitorArgs) -> u8 {
             if g.json {
                 print_json(&s);
             } else {
-                if clear {
-                    print!("\x1b[2J\x1b[H");
-                }
-                println!("{}", text(&s, &painter));
+                let home = if clear { "\x1b[2J\x1b[H" } else { "" };
+                crate::out::emit(&format!("{home}{}\n", text(&s, &painter)));
             }
             refreshes += 1;
             if a.count.is_some_and(|n| refreshes >= n) {

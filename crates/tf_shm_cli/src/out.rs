@@ -2,6 +2,21 @@
 
 use std::io::IsTerminal;
 
+/// Writes `text` to standard output. When the reader has gone (`tf_shm echo … | head -1`), the
+/// process ends with status 0, as ripgrep does: there is no one left to answer; any other
+/// write error ends it with [`crate::EXIT_NO_ARENA`] (the I/O error status).
+pub fn emit(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("tf_shm: cannot write to standard output: {e}");
+        std::process::exit(crate::EXIT_NO_ARENA.into());
+    }
+}
+
 /// Colours used in the output (ANSI SGR codes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
@@ -239,7 +254,7 @@ pub fn json_matrix<S: serde::Serializer, const R: usize, const C: usize>(
 /// Prints one JSON document on a line of its own.
 pub fn print_json<T: serde::Serialize>(v: &T) {
     match serde_json::to_string(v) {
-        Ok(s) => println!("{s}"),
+        Ok(s) => emit(&format!("{s}\n")),
         Err(e) => eprintln!("tf_shm: cannot encode JSON: {e}"),
     }
 }

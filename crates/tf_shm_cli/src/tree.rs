@@ -331,7 +331,7 @@ pub fn run(g: &Global, a: &TreeArgs) -> u8 {
         return 0;
     }
     if a.dot {
-        print!("{}", dot_text.unwrap_or_default());
+        crate::out::emit(&dot_text.unwrap_or_default());
     } else if g.json {
         #[derive(Serialize)]
         struct Tree<'a> {
@@ -340,7 +340,7 @@ pub fn run(g: &Global, a: &TreeArgs) -> u8 {
         print_json(&Tree { frames: &rows });
     } else {
         let width = if a.wide { None } else { terminal_width() };
-        print!("{}", text(&rows, &Painter::stdout(), width));
+        crate::out::emit(&text(&rows, &Painter::stdout(), width));
     }
     0
 }

@@ -309,3 +309,43 @@ fn lookup_json_names_non_finite_numbers() {
         assert!(seen.iter().any(|s| s == form), "no {form} among {seen:?}");
     }
 }
+
+#[test]
+fn echo_and_monitor_end_quietly_when_their_reader_goes() {
+    // `tf_shm echo … | head -1`: once the pipe's reader has gone, the command ends with status
+    // 0 and says nothing, as other Unix tools do (it panicked on the write before).
+    let dir = TestDir::new("epipe");
+    let mut owner = dir.owner(small_config());
+    known_tree(&mut owner);
+    for args in [
+        &["echo", "map", "odom", "--rate", "50"][..],
+        &["monitor", "--rate", "20"][..],
+    ] {
+        let mut child = dir
+            .cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert!(!first.is_empty(), "{args:?} printed nothing");
+        drop(out);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{args:?} still runs with no reader"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
