@@ -7,6 +7,7 @@ use crate::error::ArenaError;
 use crate::sample::{FrameId, NO_FRAME};
 use crate::store::FrameStore;
 use crate::time::{display_time, to_sec};
+use crate::walk::{frame_listing, FrameListing};
 
 /// How tf2 names frame id 0.
 const NO_PARENT_NAME: &str = "NO_PARENT";
@@ -45,24 +46,17 @@ pub fn all_frames_as_dot<S: FrameStore + ?Sized>(s: &S, now: i64) -> Result<Stri
     };
     // Writing to a String cannot fail.
     for id in 1..s.frame_count() {
-        let Some((_, parent)) = s.latest_time_and_parent(id)? else {
+        let Some(FrameListing {
+            parent,
+            newest,
+            span,
+            rate,
+            authority,
+            ..
+        }) = frame_listing(s, id)?
+        else {
             continue;
         };
-        let (oldest, newest, len) = if s.is_static(id)? {
-            (0, 0, 1usize)
-        } else {
-            match s.history_span(id)? {
-                Some(span) => (span.oldest, span.newest, span.len),
-                // Empty time cache: tf2's getData(0) fails and the frame has no edge.
-                None => continue,
-            }
-        };
-        let authority = s
-            .authority(id)?
-            .unwrap_or_else(|| "no recorded authority".to_string());
-        let span = newest.wrapping_sub(oldest);
-        let min_span = 100_000i64; // 100 µs
-        let rate = (len as f64 * 1e9) / (if span > min_span { span } else { min_span }) as f64;
         let _ = write!(
             out,
             "\"{}\" -> \"{}\"[label=\"Broadcaster: {authority}\\nAverage rate: {rate:.3} Hz\\nMost recent transform: {} ",

@@ -1197,6 +1197,52 @@ pub fn all_frames_as_string<S: FrameStore + ?Sized>(s: &S) -> Result<String, Are
     Ok(out)
 }
 
+/// What tf2's frame listings (`allFramesAsYAML`, `_allFramesAsDot`) say of a frame's link: its
+/// newest parent, the oldest and newest stamp it holds and their span (ns; 0 for a static
+/// frame, which tf2 lists as one sample at time 0), the average rate tf2 prints (samples over
+/// the span, the span at least 100 µs) and the newest sample's authority. `None` where tf2
+/// lists nothing: a frame without cache, or an empty time cache (tf2's `getData(0)` fails).
+pub(crate) struct FrameListing {
+    pub parent: FrameId,
+    pub oldest: i64,
+    pub newest: i64,
+    pub span: i64,
+    pub rate: f64,
+    pub authority: String,
+}
+
+/// [`FrameListing`] of frame `id`.
+pub(crate) fn frame_listing<S: FrameStore + ?Sized>(
+    s: &S,
+    id: FrameId,
+) -> Result<Option<FrameListing>, ArenaError> {
+    let Some((_, parent)) = s.latest_time_and_parent(id)? else {
+        return Ok(None);
+    };
+    let (oldest, newest, len) = if s.is_static(id)? {
+        (0, 0, 1usize)
+    } else {
+        match s.history_span(id)? {
+            Some(span) => (span.oldest, span.newest, span.len),
+            None => return Ok(None),
+        }
+    };
+    let authority = s
+        .authority(id)?
+        .unwrap_or_else(|| "no recorded authority".to_string());
+    let span = newest.wrapping_sub(oldest);
+    let min_span = 100_000i64; // 100 µs
+    let rate = (len as f64 * 1e9) / (if span > min_span { span } else { min_span }) as f64;
+    Ok(Some(FrameListing {
+        parent,
+        oldest,
+        newest,
+        span,
+        rate,
+        authority,
+    }))
+}
+
 /// tf2's `allFramesAsYAML(current_time)` (`now` in ns; 0 omits `transform_delay`), in ROS 2
 /// Jazzy's format: `[]` when no frame is known at all; otherwise, for every frame with a
 /// non-empty cache, in id order:
@@ -1224,24 +1270,17 @@ pub fn all_frames_as_yaml<S: FrameStore + ?Sized>(s: &S, now: i64) -> Result<Str
         out.push_str("[]");
     }
     for id in 1..s.frame_count() {
-        let Some((_, parent)) = s.latest_time_and_parent(id)? else {
+        let Some(FrameListing {
+            parent,
+            oldest,
+            newest,
+            span,
+            rate,
+            authority,
+        }) = frame_listing(s, id)?
+        else {
             continue;
         };
-        let (oldest, newest, len) = if s.is_static(id)? {
-            (0, 0, 1usize)
-        } else {
-            match s.history_span(id)? {
-                Some(span) => (span.oldest, span.newest, span.len),
-                // Empty time cache: tf2's getData(0) fails and the frame is skipped.
-                None => continue,
-            }
-        };
-        let authority = s
-            .authority(id)?
-            .unwrap_or_else(|| "no recorded authority".to_string());
-        let span = newest.wrapping_sub(oldest);
-        let min_span = 100_000i64; // 100 µs
-        let rate = (len as f64 * 1e9) / (if span > min_span { span } else { min_span }) as f64;
         // Writing to a String cannot fail.
         let _ = writeln!(out, "{}: ", listing_name(s, id)?);
         let _ = writeln!(out, "  parent: '{}'", listing_name(s, parent)?);

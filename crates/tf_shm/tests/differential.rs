@@ -92,7 +92,10 @@ fn reference_dir() -> PathBuf {
 
 /// Runs the Python reference; returns the path of its output.
 fn generate(seed: u64, count: usize) -> PathBuf {
+    // Debian's ROS 1 tf2_py from its own dist-packages: the ROS env's PYTHONPATH holds ROS 2
+    // Jazzy's tf2_py and message packages, which would shadow it.
     let probe = Command::new(PYTHON)
+        .env_remove("PYTHONPATH")
         .args([
             "-c",
             "import tf2_py, rospy; from geometry_msgs.msg import TransformStamped",
@@ -110,6 +113,7 @@ fn generate(seed: u64, count: usize) -> PathBuf {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("tf2_reference_{seed}_{count}.json"));
     let dir = reference_dir();
     let status = Command::new(PYTHON)
+        .env_remove("PYTHONPATH")
         .arg(dir.join("tf2_reference.py"))
         .args(["--seed", &seed.to_string(), "--count", &count.to_string()])
         .arg("--out")
