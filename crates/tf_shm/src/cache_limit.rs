@@ -248,3 +248,122 @@ impl<S: FrameStore> FrameStore for CacheLimited<'_, S> {
         self.cache_time_ns.min(self.inner.cache_time_ns())
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::queries::BufferCore;
+    use crate::validate::TransformInput;
+    use crate::{Arena, ArenaConfig, ArenaView, ArenaWriter};
+
+    const S: i64 = 1_000_000_000;
+
+    fn put(w: &mut ArenaWriter, parent: &str, child: &str, stamp: i64, x: f64, is_static: bool) {
+        let input = TransformInput {
+            frame_id: parent,
+            child_frame_id: child,
+            stamp,
+            translation: [x, 0.5 * x, 0.0],
+            rotation: [0.0, 0.0, (x * 0.1).sin(), (x * 0.1).cos()],
+        };
+        w.set_transform(&input, "test", is_static).unwrap();
+    }
+
+    fn arena() -> (ArenaWriter, ArenaView) {
+        Arena::in_memory(&ArenaConfig {
+            max_frames: 16,
+            memory_budget_bytes: 1 << 20,
+            ..ArenaConfig::default()
+        })
+        .unwrap()
+    }
+
+    const PAIRS: [(&str, &str); 5] = [
+        ("map", "laser"),
+        ("laser", "map"),
+        ("map", "odom"),
+        ("odom", "base"),
+        ("base", "laser"),
+    ];
+    const TIMES: [i64; 8] = [
+        0,
+        S,
+        2 * S + S / 2,
+        3 * S,
+        3 * S + S / 3,
+        4 * S,
+        5 * S,
+        6 * S,
+    ];
+
+    /// Every lookup of PAIRS at TIMES, as text (transform or error).
+    fn answers<B: BufferCore>(b: &B) -> Vec<String> {
+        let mut out = Vec::new();
+        for (a, s) in PAIRS {
+            for t in TIMES {
+                out.push(format!("{a} {s} {t}: {:?}", b.lookup_transform(a, s, t)));
+            }
+            out.push(format!("{a} {s}: {:?}", b.get_latest_common_time(a, s)));
+        }
+        out.push(b.all_frames_as_yaml(0).unwrap());
+        out
+    }
+
+    /// A buffer cleared after some samples answers as one that held only the statics and the
+    /// samples after the clear (tf2: `clear()` empties each TimeCache, keeps the StaticCache),
+    /// for the lookups whose frames both know; alone and with a shorter cache time. The arena
+    /// and every other reader of it are untouched.
+    #[test]
+    fn a_cleared_buffer_answers_as_one_fed_only_what_came_after() {
+        let (mut w, view) = arena();
+        let (mut fresh_w, fresh) = arena();
+        put(&mut w, "base", "laser", 0, 0.3, true);
+        put(&mut fresh_w, "base", "laser", 0, 0.3, true);
+        for k in [1, 2] {
+            put(&mut w, "map", "odom", k * S, k as f64, false);
+            put(&mut w, "odom", "base", k * S, 2.0 * k as f64, false);
+        }
+        let before = answers(&view);
+        let mark = ClearMark::take(&view).unwrap();
+        let cleared = CacheLimited::cleared(&view, None, &mark);
+        let after_clear = answers(&cleared);
+        assert!(
+            after_clear[0].contains("Connectivity"),
+            "{}",
+            after_clear[0]
+        );
+        assert!(after_clear.iter().any(|a| a.contains("Extrapolation")));
+        for k in [3, 4, 5] {
+            for w in [&mut w, &mut fresh_w] {
+                put(w, "map", "odom", k * S, k as f64, false);
+                put(w, "odom", "base", k * S + S / 2, 2.0 * k as f64, false);
+            }
+        }
+        // Both through tf2's own slerp (the arena's fast read may differ in the last bit).
+        assert_eq!(
+            answers(&cleared),
+            answers(&CacheLimited::new(&fresh, i64::MAX))
+        );
+        let limited = CacheLimited::cleared(&view, Some(S), &mark);
+        assert_eq!(answers(&limited), answers(&CacheLimited::new(&fresh, S)));
+        // The arena itself, and so every other buffer, still holds the samples before the clear.
+        let now = answers(&view);
+        assert_eq!(now[1], before[1], "map laser at 1 s");
+        assert!(now[1].starts_with("map laser 1000000000: Ok"), "{}", now[1]);
+    }
+
+    /// The arena's own clear (the bridge's) ends the buffer's: what arrives after it answers,
+    /// even stamped before the frame's newest at the buffer's clear.
+    #[test]
+    fn the_arenas_clear_supersedes_the_buffers() {
+        let (mut w, view) = arena();
+        put(&mut w, "map", "odom", 2 * S, 2.0, false);
+        let mark = ClearMark::take(&view).unwrap();
+        let cleared = CacheLimited::cleared(&view, None, &mark);
+        put(&mut w, "map", "odom", S, 1.0, false);
+        assert!(cleared.lookup_transform("map", "odom", 0).is_err());
+        w.clear();
+        put(&mut w, "map", "odom", S, 1.0, false);
+        assert_eq!(cleared.lookup_transform("map", "odom", 0).unwrap().stamp, S);
+    }
+}
