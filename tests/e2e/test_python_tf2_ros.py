@@ -397,6 +397,160 @@ def test_a_shorter_cache_time_prunes_as_tf2(arena, cache_s):
     ], "the cache limit was never reached: the test does not test it"
 
 
+# ---- clear() -------------------------------------------------------------------------------------
+
+
+def feed(arena, ref, p, c, s, xyz, static=False):
+    """One transform into the arena and into tf2_ros's buffer."""
+    arena.set_transform(p, c, s, xyz, (0.0, 0.0, 0.0, 1.0), "default_authority", static)
+    if static:
+        ref.set_transform_static(msg(p, c, s, xyz), "default_authority")
+    else:
+        ref.set_transform(msg(p, c, s, xyz), "default_authority")
+
+
+CLEAR_PAIRS = [("map", "odom"), ("odom", "map"), ("map", "base_link"), ("odom", "base_link")]
+CLEAR_PAIRS += [("base_link", "laser"), ("map", "laser"), ("laser", "odom"), ("map", "ghost")]
+
+
+def same_answers(ours, ref, times):
+    """Every lookup, can_transform and latest common time of CLEAR_PAIRS at `times` (ns) as
+    tf2_ros's: the same transform, or the same exception class and text."""
+    for a, b in CLEAR_PAIRS:
+        for t in times:
+            at = Time(nanoseconds=t)
+            got = outcome(lambda a=a, b=b, at=at: ours.lookup_transform(a, b, at))
+            want = outcome(lambda a=a, b=b, at=at: ref.lookup_transform(a, b, at))
+            assert got[0] == want[0], (a, b, t, got, want)
+            if got[0] == "ok":
+                same_tf(got[1], want[1])
+            else:
+                assert got == want
+            assert ours.can_transform_core(a, b, at) == ref.can_transform_core(a, b, at)
+            # The hot-loop lookup too.
+            tup = outcome(lambda a=a, b=b, at=at: ours.lookup_transform_tuple(a, b, at))
+            if got[0] == "ok":
+                stamp = got[1].header.stamp
+                assert tup[0] == "ok" and tup[1][0] == stamp.sec * NS + stamp.nanosec
+            else:
+                assert tup == want
+        got = outcome(lambda a=a, b=b: ours.get_latest_common_time(a, b))
+        want = outcome(lambda a=a, b=b: ref.get_latest_common_time(a, b))
+        assert got == want, (a, b)
+
+
+def test_clear_answers_as_tf2_ros_clear(arena):
+    """clear(), then lookups at old stamps and time 0, then new transforms and lookups: every
+    answer and error text is tf2_ros's Buffer's after the same clear() and set_transform()s.
+    Statics stay; another buffer on the same arena is not affected."""
+    import tf_shm
+
+    ref, untouched = tf2_ros.Buffer(), tf2_ros.Buffer()
+    ours, other = tf_shm.Buffer(), tf_shm.Buffer()
+    for w, r in ((arena, ref), (_Null(), untouched)):
+        for k in (1, 2):
+            feed(w, r, "map", "odom", k * NS, (k * 1.0, 0.0, 0.0))
+            feed(w, r, "odom", "base_link", k * NS, (0.0, k * 1.0, 0.0))
+        feed(w, r, "base_link", "laser", 0, (0.3, 0.0, 0.2), True)
+    old = [0, 1 * NS, 1_500_000_000, 2 * NS, 3 * NS]
+    same_answers(ours, ref, old)
+    ours.clear()
+    ref.clear()
+    same_answers(ours, ref, old)
+    assert ours.lookup_transform("base_link", "laser", Time(seconds=7)).header.stamp.sec == 7
+    assert ours.all_frames_as_yaml() == ref.all_frames_as_yaml()
+    assert ours.all_frames_as_string() == ref.all_frames_as_string()
+    assert ours._getFrameStrings() == ref._getFrameStrings()
+    # The other buffer on the arena still holds everything.
+    same_answers(other, untouched, old)
+    # New data: one link first (the tree stays broken at odom -> base_link), then both.
+    feed(arena, ref, "map", "odom", 3 * NS, (3.0, 0.0, 0.0))
+    new = old + [2_500_000_000, 3_500_000_000, 4 * NS]
+    same_answers(ours, ref, new)
+    feed(arena, ref, "odom", "base_link", 3 * NS, (0.0, 3.0, 0.0))
+    feed(arena, ref, "map", "odom", 4 * NS, (4.0, 1.0, 0.0))
+    feed(arena, ref, "odom", "base_link", 4 * NS, (0.0, 4.0, 1.0))
+    same_answers(ours, ref, new)
+    assert ours.all_frames_as_yaml() == ref.all_frames_as_yaml()
+    # A second clear hides those too; a frame made after it answers in full.
+    ours.clear()
+    ref.clear()
+    feed(arena, ref, "laser", "sonar", 4 * NS, (0.0, 0.0, 1.0))
+    feed(arena, ref, "laser", "sonar", 5 * NS, (0.0, 0.0, 2.0))
+    same_answers(ours, ref, new + [5 * NS])
+    for t in (0, 4 * NS, 4_500_000_000, 6 * NS):
+        at = Time(nanoseconds=t)
+        assert (
+            outcome(lambda at=at: ours.lookup_transform("laser", "sonar", at))[0]
+            == outcome(lambda at=at: ref.lookup_transform("laser", "sonar", at))[0]
+        )
+
+
+class _Null:
+    """An arena that keeps nothing (feeds tf2_ros's buffer alone)."""
+
+    def set_transform(self, *args):
+        pass
+
+
+def test_clear_then_timed_lookup_waits_for_the_next_transform(arena):
+    """The pattern of a real node: clear() after each lookup, then a lookup with a timeout that
+    must answer with the next transform (not the cleared one), and wait for it."""
+    import tf_shm
+
+    ours = tf_shm.Buffer()
+    arena.set_transform("map", "odom", 1 * NS, (1.0, 0, 0), (0, 0, 0, 1.0), "t", False)
+    assert ours.lookup_transform("map", "odom", Time()).header.stamp.sec == 1
+    ours.clear()
+    started = time.monotonic()
+    with pytest.raises(tf2_ros.ConnectivityException):
+        ours.lookup_transform("map", "odom", Time(), timeout=Duration(seconds=0.2))
+    assert time.monotonic() - started >= 0.19, "the timed lookup did not wait"
+    assert not ours.can_transform("map", "odom", Time(), timeout=Duration(seconds=0.05))
+    writer = threading.Timer(
+        0.1,
+        lambda: arena.set_transform("map", "odom", 2 * NS, (2.0, 0, 0), (0, 0, 0, 1.0), "t", False),
+    )
+    writer.start()
+    try:
+        got = ours.lookup_transform("map", "odom", Time(), timeout=Duration(seconds=5))
+    finally:
+        writer.join()
+    assert (got.header.stamp.sec, got.transform.translation.x) == (2, 2.0)
+
+
+def test_clear_with_a_cache_time_and_after_the_bridge_clears(arena):
+    """clear() combined with a shorter cache time prunes as tf2_ros's buffer of that cache time
+    after clear(); the arena's own clear (the bridge's, on a clock jump back) supersedes the
+    buffer's, so older stamps answer again, as in tf2_ros's buffer cleared by its listener."""
+    import tf_shm
+
+    ref = tf2_ros.Buffer(cache_time=Duration(seconds=1))
+    ours = tf_shm.Buffer(cache_time=Duration(seconds=1))
+    for k in range(1, 11):
+        feed(arena, ref, "map", "odom", k * 300_000_000, (k * 0.1, 0.0, 0.0))
+    ours.clear()
+    ref.clear()
+    for k in range(11, 21):
+        feed(arena, ref, "map", "odom", k * 300_000_000, (k * 0.1, 0.0, 0.0))
+    times = [0, 2_900_000_000, 3_100_000_000, 4_000_000_000, 4_950_000_000, 5_000_000_000]
+    times += [5_100_000_000, 6_000_000_000, 6_100_000_000]
+    for t in times:
+        at = Time(nanoseconds=t)
+        got = outcome(lambda at=at: ours.lookup_transform("map", "odom", at))
+        want = outcome(lambda at=at: ref.lookup_transform("map", "odom", at))
+        assert got[0] == want[0], (t, got, want)
+        if got[0] == "ok":
+            same_tf(got[1], want[1])
+        else:
+            assert got == want
+    arena.clear()
+    ref.clear()
+    feed(arena, ref, "map", "odom", 1 * NS, (1.0, 0.0, 0.0))
+    got = ours.lookup_transform("map", "odom", Time())
+    same_tf(got, ref.lookup_transform("map", "odom", Time()))
+
+
 # ---- futures under every executor --------------------------------------------------------------
 
 

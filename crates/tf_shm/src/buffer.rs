@@ -25,7 +25,7 @@ use crate::rendezvous::open::{Attachment, JoinSpec};
 use crate::rendezvous::reattach::Follower;
 use crate::rendezvous::{JoinError, Location};
 use crate::sample::{FrameId, Transform, TransformStamped};
-use crate::store::{FrameStore, HistorySpan, LinkAt};
+use crate::store::{FrameStore, HistoryLimit, HistorySpan, LinkAt};
 use crate::view::{ArenaView, FramePair};
 
 /// Longest single sleep of a waiting call: bounds how late a wait notices an arena swap that
@@ -454,9 +454,9 @@ impl FrameStore for BufferStore {
         id: FrameId,
         time: i64,
         interpolate: bool,
-        cache_time_ns: i64,
+        limit: HistoryLimit,
     ) -> Result<LinkAt, ArenaError> {
-        on_store!(self, s => s.link_at_within(id, time, interpolate, cache_time_ns))
+        on_store!(self, s => s.link_at_within(id, time, interpolate, limit))
     }
     #[inline]
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
@@ -469,6 +469,19 @@ impl FrameStore for BufferStore {
     #[inline]
     fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
         on_store!(self, s => s.history_span(id))
+    }
+    #[inline]
+    fn store_version(&self) -> Option<u64> {
+        // Alone (without `link_version`) it keeps no answer; a buffer's `ClearMark` reads it.
+        on_store!(self, s => s.store_version())
+    }
+    #[inline]
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        on_store!(self, s => s.history_span_within(id, limit))
     }
     #[inline]
     fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {

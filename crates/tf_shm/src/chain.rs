@@ -3,7 +3,7 @@
 
 use crate::error::{ArenaError, TransformError};
 use crate::sample::{FrameId, NO_FRAME};
-use crate::store::{FrameStore, HistorySpan, LinkAt};
+use crate::store::{FrameStore, HistoryLimit, HistorySpan, LinkAt};
 use crate::walk;
 
 /// How tf2 names frame id 0 (`frameIDs_reverse_[0]`).
@@ -97,6 +97,13 @@ impl<S: FrameStore> FrameStore for UnknownAsRoot<'_, S> {
     fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
         self.0.history_span(id)
     }
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.0.history_span_within(id, limit)
+    }
     fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
         self.0.authority(id)
     }
@@ -108,11 +115,11 @@ impl<S: FrameStore> FrameStore for UnknownAsRoot<'_, S> {
         id: FrameId,
         time: i64,
         interpolate: bool,
-        cache_time_ns: i64,
+        limit: HistoryLimit,
     ) -> Result<LinkAt, ArenaError> {
         if id == NO_FRAME {
             return Ok(LinkAt::NoCache);
         }
-        self.0.link_at_within(id, time, interpolate, cache_time_ns)
+        self.0.link_at_within(id, time, interpolate, limit)
     }
 }

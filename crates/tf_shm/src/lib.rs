@@ -59,7 +59,7 @@ mod writer;
 
 pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, SharedArena};
 pub use buffer::{Buffer, BufferStore};
-pub use cache_limit::CacheLimited;
+pub use cache_limit::{CacheLimited, ClearMark};
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
 pub use queries::BufferCore;
 pub use rendezvous::{Join, JoinError, LocationError, Owner, Serve, ServeError};

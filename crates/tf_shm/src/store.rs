@@ -103,17 +103,27 @@ pub trait FrameStore {
     ) -> Result<TransformStamped<'a>, TransformError> {
         crate::walk::lookup_transform(self, target, source, time)
     }
-    /// [`FrameStore::link_at`] as a tf2 cache of `cache_time_ns` holds the frame's history
-    /// (see [`crate::cache_limit`]); the default ignores the limit (a store without its own
-    /// history rings, e.g. the handover store of a restart).
+    /// [`FrameStore::link_at`] as a tf2 cache holds the frame's history under `limit` (a
+    /// shorter cache time, samples hidden by a buffer's `clear()`; see [`crate::cache_limit`]);
+    /// the default ignores the limit (a store without its own history rings, e.g. the handover
+    /// store of a restart).
     fn link_at_within(
         &self,
         id: FrameId,
         time: i64,
         interpolate: bool,
-        _cache_time_ns: i64,
+        _limit: HistoryLimit,
     ) -> Result<LinkAt, ArenaError> {
         self.link_at(id, time, interpolate)
+    }
+    /// [`FrameStore::history_span`] of the history a tf2 cache holds under `limit` (see
+    /// [`FrameStore::link_at_within`]); the default ignores the limit.
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        _limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.history_span(id)
     }
     /// tf2's `getData` for `id` at `time` ≠ 0 as the walk composes lookups: [`FrameStore::link_at`]
     /// with interpolation, unless the store has a faster read whose interpolation equals tf2's
@@ -192,6 +202,32 @@ impl LatestLink {
             self.transform
         } else {
             None
+        }
+    }
+}
+
+/// How much of a frame's history a buffer's own tf2 cache holds ([`FrameStore::link_at_within`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryLimit {
+    /// tf2's cache time, ns (`i64::MAX`: no limit beyond the arena's).
+    pub cache_time_ns: i64,
+    /// Only samples stamped after this, ns, are held (`i64::MIN`: all): what the buffer's
+    /// `clear()` left, see [`crate::cache_limit::ClearMark`].
+    pub newer_than: i64,
+}
+
+impl HistoryLimit {
+    /// No limit: the arena's history as it is.
+    pub const NONE: HistoryLimit = HistoryLimit {
+        cache_time_ns: i64::MAX,
+        newer_than: i64::MIN,
+    };
+
+    /// A tf2 cache of `cache_time_ns`, never cleared.
+    pub fn cache_time(cache_time_ns: i64) -> HistoryLimit {
+        HistoryLimit {
+            cache_time_ns,
+            newer_than: i64::MIN,
         }
     }
 }

@@ -15,7 +15,9 @@ use crate::pair_cache;
 use crate::queries::BufferCore;
 use crate::ring::{self, read_slot};
 use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
-use crate::store::{CacheError, FrameStore, History, HistorySpan, LatestLink, LinkAt};
+use crate::store::{
+    CacheError, FrameStore, History, HistoryLimit, HistorySpan, LatestLink, LinkAt,
+};
 use crate::sync::Ordering;
 use crate::walk;
 
@@ -693,14 +695,17 @@ impl FrameStore for ArenaView {
         id: FrameId,
         time: i64,
         interpolate: bool,
-        cache_time_ns: i64,
+        limit: HistoryLimit,
     ) -> Result<LinkAt, ArenaError> {
         let rec = self.record(id)?;
-        if rec.kind.load(Ordering::Acquire) != KIND_DYNAMIC || time == 0 {
+        // Pruning never removes the newest sample; hiding samples (a clear) may.
+        if rec.kind.load(Ordering::Acquire) != KIND_DYNAMIC
+            || (time == 0 && limit.newer_than == i64::MIN)
+        {
             return self.link_at(id, time, interpolate);
         }
         let read = |h: &ring::Snapshot<'_>| {
-            crate::cache_limit::get_data_within(h, time, interpolate, cache_time_ns)
+            crate::cache_limit::get_data_within(h, time, interpolate, limit)
         };
         match self.with_history(id, rec, read)? {
             None => Ok(LinkAt::Failed(CacheError::NoData { time })),
@@ -817,11 +822,20 @@ impl FrameStore for ArenaView {
     }
 
     fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
+        self.history_span_within(id, HistoryLimit::NONE)
+    }
+
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
         let rec = self.record(id)?;
         if rec.kind.load(Ordering::Acquire) != KIND_DYNAMIC {
             return Ok(None);
         }
         let span = self.with_history(id, rec, |h| {
+            let h = &crate::cache_limit::Pruned::new(h, limit);
             (!h.is_empty()).then(|| HistorySpan {
                 oldest: h.stamp(0),
                 newest: h.stamp(h.len() - 1),

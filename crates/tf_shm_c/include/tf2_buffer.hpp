@@ -164,10 +164,11 @@ public:
     waiter_.join();
   }
 
-  /// tf2::BufferCoreInterface::clear: does nothing. The arena is shared by every process on
-  /// the host and the bridge owns its history; the bridge itself clears it when the data's
-  /// clock jumps back (as tf2_ros's listener would clear a tf2_ros::Buffer), so there is nothing
-  /// for a reader to clear.
+  /// tf2::BufferCoreInterface::clear: does nothing yet. The arena is shared by every process
+  /// on the host and the bridge owns its history; the bridge itself clears it when the data's
+  /// clock jumps back (as tf2_ros's listener would clear a tf2_ros::Buffer). A clear of this
+  /// buffer alone (what Python's tf_shm.Buffer.clear() does, tf_shm::ClearMark) has no C ABI
+  /// call yet.
   void clear() override {}
 
   /// tf2::BufferCore::lookupTransform(target, source, time): T_target_source at `time`

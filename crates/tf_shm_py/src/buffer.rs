@@ -3,13 +3,14 @@
 //! messages.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
-use tf_shm::{Buffer, BufferCore, FramePair, Join, Transform, TransformError};
+use tf_shm::{Buffer, BufferCore, ClearMark, FramePair, Join, Transform, TransformError};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
@@ -116,24 +117,74 @@ pub struct NativeBuffer {
     pairs: Mutex<PairCache>,
     /// tf2's cache time asked for, ns, when one was.
     cache_time: Option<i64>,
+    /// Whether `clear()` was ever called (then `cleared` holds its mark).
+    ever_cleared: AtomicBool,
+    /// The last `clear()`'s mark, with the arena swap count it is keyed for.
+    cleared: Mutex<Option<(u64, ClearMark)>>,
 }
 
 /// `$body` with `$b` bound to what answers: the buffer, or, when a cache time shorter than
-/// the arena's was asked for, the buffer's store as a tf2 buffer of that cache time
-/// (`tf_shm::CacheLimited`).
+/// the arena's was asked for or `clear()` was called, the buffer's store as a tf2 buffer of
+/// that cache time after that clear (`tf_shm::CacheLimited`).
 macro_rules! answer {
-    ($self:ident, $b:ident => $body:expr) => {
-        match $self.cache_time {
-            Some(ns) if ns < $self.inner.get_cache_length() => $self.inner.with_store(|s| {
+    ($self:ident, $b:ident => $body:expr) => {{
+        let cache_time = $self
+            .cache_time
+            .filter(|&ns| ns < $self.inner.get_cache_length());
+        let cleared = $self.clear_mark();
+        match (cleared.as_ref().and_then(|g| g.as_ref()), cache_time) {
+            (Some((_, mark)), ct) => $self.inner.with_store(|s| {
+                let $b = &tf_shm::CacheLimited::cleared(s, ct, mark);
+                $body
+            }),
+            (None, Some(ns)) => $self.inner.with_store(|s| {
                 let $b = &tf_shm::CacheLimited::new(s, ns);
                 $body
             }),
-            _ => {
+            (None, None) => {
                 let $b = &$self.inner;
                 $body
             }
         }
-    };
+    }};
+}
+
+impl NativeBuffer {
+    /// The last `clear()`'s mark, keyed for the arena answering now; `None` (no lock taken)
+    /// when the buffer was never cleared.
+    fn clear_mark(&self) -> Option<MutexGuard<'_, Option<(u64, ClearMark)>>> {
+        if !self.ever_cleared.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut guard = self.cleared.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((swaps, mark)) = guard.as_mut() {
+            let now = self.inner.arena_swaps();
+            // After a bridge restart the frames have other ids: carry the mark by name. A
+            // damaged arena keeps the old keys; the lookup reports the damage.
+            if *swaps != now && self.inner.with_store(|s| mark.rekey(s)).is_ok() {
+                *swaps = now;
+            }
+        }
+        Some(guard)
+    }
+
+    /// Waits up to `timeout` (GIL released by the caller) until `ready` holds, re-checking
+    /// after every change to the arena (`Buffer::wait_while`), as tf2_ros's timed calls wait
+    /// for `canTransform`.
+    fn wait_until(&self, timeout: Duration, mut ready: impl FnMut() -> bool) {
+        let deadline = Instant::now().checked_add(timeout);
+        self.inner.wait_while(|| {
+            if ready() {
+                return None;
+            }
+            match deadline {
+                None => Some(Duration::MAX),
+                Some(d) => d
+                    .checked_duration_since(Instant::now())
+                    .filter(|d| !d.is_zero()),
+            }
+        });
+    }
 }
 
 #[pymethods]
@@ -185,6 +236,8 @@ impl NativeBuffer {
                 last: None,
             }),
             cache_time,
+            ever_cleared: AtomicBool::new(false),
+            cleared: Mutex::new(None),
         })
     }
 
@@ -234,9 +287,10 @@ impl NativeBuffer {
     ) -> PyResult<Flat> {
         let t = time::ns(time)?;
         if let Some(w) = wait_for(timeout)? {
-            let _ = py.detach(|| {
-                self.inner
-                    .can_transform_timeout(&target_frame, &source_frame, t, w)
+            py.detach(|| {
+                self.wait_until(w, || {
+                    answer!(self, b => b.can_transform(&target_frame, &source_frame, t)).is_ok()
+                })
             });
         }
         let r = answer!(self, b => b
@@ -255,19 +309,15 @@ impl NativeBuffer {
         time: &Bound<'_, PyAny>,
     ) -> PyResult<Flat> {
         let t = time::ns(time)?;
-        if let Some(ns) = self
+        let limited = self
             .cache_time
-            .filter(|&ns| ns < self.inner.get_cache_length())
-        {
+            .is_some_and(|ns| ns < self.inner.get_cache_length());
+        if limited || self.ever_cleared.load(Ordering::Acquire) {
             let (target, source) = (target_frame.to_cow()?, source_frame.to_cow()?);
-            return self
-                .inner
-                .with_store(|s| {
-                    tf_shm::CacheLimited::new(s, ns)
-                        .lookup_transform(&target, &source, t)
-                        .map(|r| flat(r.stamp, &r.transform))
-                })
-                .map_err(|e| transform_error(py, e));
+            return answer!(self, b => b
+                .lookup_transform(&target, &source, t)
+                .map(|r| flat(r.stamp, &r.transform)))
+            .map_err(|e| transform_error(py, e));
         }
         let mut guard = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
         let cache = &mut *guard;
@@ -307,15 +357,17 @@ impl NativeBuffer {
     ) -> PyResult<Flat> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
         if let Some(w) = wait_for(timeout)? {
-            let _ = py.detach(|| {
-                self.inner.can_transform_full_timeout(
-                    &target_frame,
-                    tt,
-                    &source_frame,
-                    st,
-                    &fixed_frame,
-                    w,
-                )
+            py.detach(|| {
+                self.wait_until(w, || {
+                    answer!(self, b => b.can_transform_full(
+                        &target_frame,
+                        tt,
+                        &source_frame,
+                        st,
+                        &fixed_frame
+                    ))
+                    .is_ok()
+                })
             });
         }
         let r = answer!(self, b => b
@@ -337,9 +389,10 @@ impl NativeBuffer {
     ) -> PyResult<(bool, String)> {
         let t = time::ns(time)?;
         if let Some(w) = wait_for(timeout)? {
-            let _ = py.detach(|| {
-                self.inner
-                    .can_transform_timeout(&target_frame, &source_frame, t, w)
+            py.detach(|| {
+                self.wait_until(w, || {
+                    answer!(self, b => b.can_transform(&target_frame, &source_frame, t)).is_ok()
+                })
             });
         }
         Ok(verdict(
@@ -362,15 +415,17 @@ impl NativeBuffer {
     ) -> PyResult<(bool, String)> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
         if let Some(w) = wait_for(timeout)? {
-            let _ = py.detach(|| {
-                self.inner.can_transform_full_timeout(
-                    &target_frame,
-                    tt,
-                    &source_frame,
-                    st,
-                    &fixed_frame,
-                    w,
-                )
+            py.detach(|| {
+                self.wait_until(w, || {
+                    answer!(self, b => b.can_transform_full(
+                        &target_frame,
+                        tt,
+                        &source_frame,
+                        st,
+                        &fixed_frame
+                    ))
+                    .is_ok()
+                })
             });
         }
         Ok(verdict(answer!(self, b => b.can_transform_full(
@@ -390,24 +445,19 @@ impl NativeBuffer {
         target_frame: PyBackedStr,
         source_frame: PyBackedStr,
     ) -> PyResult<i64> {
-        self.inner
-            .get_latest_common_time(&target_frame, &source_frame)
+        answer!(self, b => b.get_latest_common_time(&target_frame, &source_frame))
             .map_err(|e| latest_common_time_error(py, e))
     }
 
     /// tf2's `allFramesAsString()`.
     fn all_frames_as_string(&self, py: Python<'_>) -> PyResult<String> {
-        self.inner
-            .all_frames_as_string()
-            .map_err(|e| base_error(py, e.into()))
+        answer!(self, b => b.all_frames_as_string()).map_err(|e| base_error(py, e.into()))
     }
 
     /// tf2's `allFramesAsYAML(now)`; `now` in ns (tf2_py passes 0).
     #[pyo3(signature = (now=0))]
     fn all_frames_as_yaml(&self, py: Python<'_>, now: i64) -> PyResult<String> {
-        self.inner
-            .all_frames_as_yaml(now)
-            .map_err(|e| base_error(py, e.into()))
+        answer!(self, b => b.all_frames_as_yaml(now)).map_err(|e| base_error(py, e.into()))
     }
 
     /// tf2's `_chainAsVector` (tf2_py's `_chain`): the frame names of the two-time lookup's
@@ -459,6 +509,21 @@ impl NativeBuffer {
         ))
         .map(|v| (v3(v.linear), v3(v.angular)))
         .map_err(|e| transform_error(py, e))
+    }
+
+    /// tf2's `BufferCore::clear()` for this buffer only: from now on its queries hold no
+    /// dynamic sample stored before the call (static transforms stay, as tf2's); the shared
+    /// arena and every other buffer on it are untouched (`tf_shm::ClearMark`). Raises
+    /// `TransformException` for a damaged arena.
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        let mark = self
+            .inner
+            .with_store(ClearMark::take)
+            .map_err(|e| base_error(py, e.into()))?;
+        let swaps = self.inner.arena_swaps();
+        *self.cleared.lock().unwrap_or_else(|p| p.into_inner()) = Some((swaps, mark));
+        self.ever_cleared.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// tf2's `_frameExists(name)`.

@@ -4,6 +4,7 @@ arithmetic) or are tf2's texts as ROS 2 Jazzy writes them (spec of tf2's behavio
 
 import gc
 import math
+import subprocess
 import sys
 import threading
 import time
@@ -317,13 +318,35 @@ def test_all_frames(buffer, chain):
     assert "  most_recent_transform: 2.000000\n  oldest_transform: 1.000000\n" in y
 
 
-def test_a_shared_buffer_refuses_writes_and_clear(buffer):
-    with pytest.raises(NotImplementedError, match="tf_shm_bridge owns the history"):
-        buffer.clear()
+def test_a_shared_buffer_refuses_writes(buffer):
     with pytest.raises(NotImplementedError, match="publish on /tf"):
         buffer.set_transform(object(), "me")
     with pytest.raises(NotImplementedError, match="publish on /tf_static"):
         buffer.set_transform_static(object(), "me")
+
+
+def test_clear_hides_this_buffers_history_only(buffer, chain, runtime_dir):
+    """clear() empties this buffer's dynamic links (statics stay, as tf2's); another buffer in
+    this process and one in another process still answer from the whole arena; the next
+    transform answers here. The answers themselves are compared with tf2_ros's in
+    tests/e2e/test_python_tf2_ros.py."""
+    other = tf_shm.Buffer(open_timeout=0)
+    buffer.clear()
+    with pytest.raises(tf_shm.ConnectivityException):
+        buffer.lookup_transform_tuple("map", "laser", 0)
+    with pytest.raises(tf_shm.ExtrapolationException):
+        buffer.lookup_transform_tuple("map", "odom", 1.5 * NS)
+    assert buffer.lookup_transform_tuple("base_link", "laser", 5 * NS)[0] == 5 * NS
+    assert other.lookup_transform_tuple("map", "laser", 0)[0] == 2 * NS
+    probe = "import tf_shm; print(tf_shm.Buffer(open_timeout=0).lookup_transform_tuple('map', 'laser', 0)[0])"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert int(out.stdout) == 2 * NS
+    chain.set_transform("map", "odom", 3 * NS, *ODOM[2])
+    chain.set_transform("odom", "base_link", 3 * NS, *BASE[2])
+    assert buffer.lookup_transform_tuple("map", "laser", 0)[0] == 3 * NS
+    with pytest.raises(tf_shm.ExtrapolationException):
+        buffer.lookup_transform_tuple("map", "laser", 2 * NS)
+    assert other.lookup_transform_tuple("map", "laser", 2 * NS)[0] == 2 * NS
 
 
 def test_a_longer_cache_time_is_accepted_with_one_warning_naming_the_bridge_parameter(

@@ -463,12 +463,15 @@ class Buffer(BufferInterface):
     # -- what a shared buffer does not do --------------------------------------------------
 
     def clear(self) -> None:
-        """Unsupported: the buffer is shared and read-only; the bridge owns the history.
-        Always raises ``NotImplementedError`` (restart or clear the bridge instead)."""
-        raise NotImplementedError(
-            "tf_shm.Buffer.clear(): the buffer is shared and read-only; tf_shm_bridge owns the "
-            "history (restart the bridge to drop it)"
-        )
+        """tf2_ros's ``Buffer.clear()`` (tf2's ``BufferCore::clear``) for this buffer only:
+        afterwards its lookups hold no dynamic transform received before the call, and answer
+        from the ones received after it, as a cleared tf2 buffer fed them would; static
+        transforms stay, as tf2's do. The arena is shared: other buffers, in this process or
+        others, are not affected. A transform received after the call whose stamp is not newer
+        than its frame's newest before the call stays hidden (the arena does not record arrival
+        order across stamps); transforms arriving in time order, as on /tf, answer as tf2's.
+        Raises ``TransformException`` when the arena is damaged."""
+        self._native.clear()
 
     def set_transform(self, transform: Any, authority: str) -> None:
         """Unsupported: publish on /tf; the bridge writes the arena. Raises
