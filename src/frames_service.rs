@@ -14,7 +14,7 @@ use tf_shm::ArenaView;
 /// The service's name, relative to the node's namespace (tf2_ros's).
 pub const NAME: &str = "tf2_frames";
 
-/// Creates the service on `node` (before the node moves to the spin thread).
+/// Creates the service on `node` (before the node moves to the intake thread).
 pub fn create(
     node: &mut r2r::Node,
 ) -> Result<impl Stream<Item = ServiceRequest<FrameGraph::Service>> + Unpin, String> {

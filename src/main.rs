@@ -110,11 +110,11 @@ fn open_arena(s: &Settings, log: &RendezvousLog) -> Result<Owner, String> {
 
 /// Everything the intake thread owns: the node, its subscriptions, the arena and the
 /// bookkeeping around them.
-struct Intake<A, B> {
+struct Intake<S> {
     timeline: Timeline,
     node: r2r::Node,
-    tf: A,
-    tf_static: B,
+    tf: S,
+    tf_static: S,
     settings: Settings,
     use_sim_time: bool,
     owner: Owner,
@@ -164,10 +164,9 @@ fn ros_now(clock: &std::sync::Mutex<r2r::Clock>) -> Option<i64> {
     c.get_now().ok().map(|d| d.as_nanos() as i64)
 }
 
-impl<A, B> Intake<A, B>
+impl<S> Intake<S>
 where
-    A: Stream<Item = (Vec<u8>, MessageInfo)> + Unpin,
-    B: Stream<Item = (Vec<u8>, MessageInfo)> + Unpin,
+    S: Stream<Item = (Vec<u8>, MessageInfo)> + Unpin,
 {
     /// Marks a phase; logs the timeline once both topics have delivered.
     fn mark(&mut self, phase: Phase) {
@@ -176,6 +175,41 @@ where
             && self.timeline.has(Phase::FirstStatic)
         {
             tracing::info!("start-up: {}", self.timeline.line());
+        }
+    }
+
+    /// Takes and writes every message waiting on one topic's subscription (the DDS reader's
+    /// history, not just one per spin); returns whether one was a TFMessage.
+    fn drain(
+        &mut self,
+        is_static: bool,
+        gaps: &mut Gaps,
+        ingest: &mut Ingest,
+        losses: &mut Losses,
+        readiness: &mut Readiness,
+    ) -> bool {
+        let mut any = false;
+        loop {
+            let stream = if is_static {
+                &mut self.tf_static
+            } else {
+                &mut self.tf
+            };
+            let Some(Some((bytes, info))) = stream.next().now_or_never() else {
+                return any;
+            };
+            losses.observe(gaps, &info);
+            if ingest_message(&mut self.owner, ingest, losses, &bytes, is_static) {
+                readiness.received(is_static, Instant::now());
+                if !any {
+                    self.mark(if is_static {
+                        Phase::FirstStatic
+                    } else {
+                        Phase::FirstTf
+                    });
+                }
+                any = true;
+            }
         }
     }
 
@@ -194,36 +228,43 @@ where
         let mut summary_at = Instant::now();
         let mut next_tick = Instant::now() + TICK;
         let mut graph_at = Instant::now() - GRAPH_PERIOD;
+        let mut startup_graph_at = Instant::now() - STARTUP_GRAPH_PERIOD;
         let mut static_publishers = None;
         while !stop.load(Ordering::Relaxed) {
             let mut wait = next_tick.saturating_duration_since(Instant::now());
-            if !ready && !self.timeline.has(Phase::TfPublisherSeen) {
-                // Start-up: the graph is watched for the first /tf publisher (until it is seen
-                // or the arena is ready: a graph query costs more than taking a message).
+            if !ready
+                && !self.timeline.has(Phase::TfPublisherSeen)
+                && !self.timeline.has(Phase::FirstTf)
+            {
+                // Start-up: the graph is watched for the first /tf publisher, at most once per
+                // period (until it is seen, a message came or the arena is ready: a graph query
+                // costs more than taking a message, and a burst takes one per spin).
                 wait = wait.min(STARTUP_GRAPH_PERIOD);
-                let topic = &self.settings.tf_topic;
-                let seen = self.node.get_publishers_info_by_topic(topic, false);
-                if seen.is_ok_and(|p| !p.is_empty()) {
-                    self.timeline.mark(Phase::TfPublisherSeen);
+                if startup_graph_at.elapsed() >= STARTUP_GRAPH_PERIOD {
+                    startup_graph_at = Instant::now();
+                    let topic = &self.settings.tf_topic;
+                    let seen = self.node.get_publishers_info_by_topic(topic, false);
+                    if seen.is_ok_and(|p| !p.is_empty()) {
+                        self.timeline.mark(Phase::TfPublisherSeen);
+                    }
                 }
             }
             self.node.spin_once(wait);
-            let mut check_clock = false;
-            while let Some(Some((bytes, info))) = self.tf.next().now_or_never() {
-                losses.observe(&mut tf_gaps, &info);
-                if ingest_message(&mut self.owner, &mut ingest, &mut losses, &bytes, false) {
-                    readiness.received(false, Instant::now());
-                    check_clock = true;
-                    self.mark(Phase::FirstTf);
-                }
-            }
-            while let Some(Some((bytes, info))) = self.tf_static.next().now_or_never() {
-                losses.observe(&mut static_gaps, &info);
-                if ingest_message(&mut self.owner, &mut ingest, &mut losses, &bytes, true) {
-                    readiness.received(true, Instant::now());
-                    self.mark(Phase::FirstStatic);
-                }
-            }
+            let check_tf = self.drain(
+                false,
+                &mut tf_gaps,
+                &mut ingest,
+                &mut losses,
+                &mut readiness,
+            );
+            self.drain(
+                true,
+                &mut static_gaps,
+                &mut ingest,
+                &mut losses,
+                &mut readiness,
+            );
+            let mut check_clock = check_tf;
             let now = Instant::now();
             if now >= next_tick {
                 next_tick = now + TICK;

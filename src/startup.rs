@@ -44,7 +44,7 @@ impl Timeline {
     /// Marks `phase` as ended now, once (later marks of the same phase are ignored); returns
     /// whether this was its first mark.
     pub fn mark(&mut self, phase: Phase) -> bool {
-        if self.marks.iter().any(|(p, _)| *p == phase) {
+        if self.has(phase) {
             return false;
         }
         self.marks.push((phase, Instant::now()));

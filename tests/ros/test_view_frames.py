@@ -117,3 +117,34 @@ def test_view_frames_draws_the_arenas_tree(built, bridge_bin, world, tmp_path):
     assert edges == {k: p for k, (p, _) in arena_tree(world).items()}, gv
     assert (tmp_path / "frames.pdf").read_bytes().startswith(b"%PDF-")
     world.stop(bridge)
+
+
+def test_view_frames_ported_by_imports_draws_the_bridges_tree(built, bridge_bin, world, tmp_path):
+    """Jazzy's view_frames with `tf2_ros` replaced by `tf_shm` (a port by imports, issue 31): its
+    Buffer(node=...) serves no tf2_frames of its own, so the bridge's service is the only one
+    that answers; it finishes and writes the arena's tree."""
+    import tf2_tools.view_frames
+
+    source = Path(tf2_tools.view_frames.__file__).read_text()
+    ported = tmp_path / "view_frames_tf_shm.py"
+    ported.write_text(source.replace("tf2_ros", "tf_shm"))
+    assert "import tf_shm" in ported.read_text()
+    bridge = world.bridge(bridge_bin)
+    world.wait_serving(bridge)
+    start_publishers(world)
+    wait_for_frames(world, 5)
+    out = tmp_path / "frames"
+    run = subprocess.run(
+        world.netns + [sys.executable, str(ported), "-t", "1", "-o", str(out)],
+        env=world.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    gv = (tmp_path / "frames.gv").read_text()
+    edges = {child: parent for parent, child in re.findall(r'"([^"]+)" -> "([^"]+)"\[label', gv)}
+    assert edges == {k: p for k, (p, _) in arena_tree(world).items()}, gv
+    assert (tmp_path / "frames.pdf").read_bytes().startswith(b"%PDF-")
+    world.stop(bridge)

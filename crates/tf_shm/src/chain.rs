@@ -4,10 +4,7 @@
 use crate::error::{ArenaError, TransformError};
 use crate::sample::{FrameId, NO_FRAME};
 use crate::store::{FrameStore, HistoryLimit, HistorySpan, LinkAt};
-use crate::walk;
-
-/// How tf2 names frame id 0 (`frameIDs_reverse_[0]`).
-const NO_PARENT_NAME: &str = "NO_PARENT";
+use crate::walk::{self, NO_PARENT_NAME};
 
 /// tf2 `BufferCore::_chainAsVector(target, target_time, source, source_time, fixed)`, as
 /// tf2_py's `_chain` returns it: the frames of the walk from `source` to `fixed` at
@@ -37,18 +34,7 @@ pub fn chain_as_vector<S: FrameStore>(
     let mut chain = walk::frame_chain(s, fixed_id, source_id, source_time)?;
     if source_time != target_time {
         let target_chain = walk::frame_chain(s, target_id, fixed_id, target_time)?;
-        let (mut m, mut n) = (target_chain.len(), chain.len());
-        while m > 0 && n > 0 {
-            m -= 1;
-            n -= 1;
-            if chain[n] != target_chain[m] {
-                break;
-            }
-        }
-        if n > 0 {
-            chain.truncate(n - 1);
-        }
-        if m < target_chain.len() {
+        if let Some(m) = walk::cut_chain(&mut chain, &target_chain) {
             chain.extend_from_slice(&target_chain[..=m]);
         }
     }

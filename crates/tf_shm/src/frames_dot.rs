@@ -7,10 +7,7 @@ use crate::error::ArenaError;
 use crate::sample::{FrameId, NO_FRAME};
 use crate::store::FrameStore;
 use crate::time::{display_time, to_sec};
-use crate::walk::{frame_listing, FrameListing};
-
-/// How tf2 names frame id 0.
-const NO_PARENT_NAME: &str = "NO_PARENT";
+use crate::walk::{frame_listing, listing_name, FrameListing};
 
 /// tf2's `_allFramesAsDot(current_time)` (`now` in ns; 0 omits the ages and the time of
 /// recording), in ROS 2 Jazzy's text:
@@ -38,12 +35,7 @@ pub fn all_frames_as_dot<S: FrameStore + ?Sized>(s: &S, now: i64) -> Result<Stri
     if s.frame_count() <= 1 {
         out.push_str("\"no tf data recieved\"");
     }
-    let name = |id: FrameId| -> Result<String, ArenaError> {
-        if id == NO_FRAME {
-            return Ok(NO_PARENT_NAME.to_string());
-        }
-        Ok(s.frame_name(id)?.unwrap_or_default())
-    };
+    let name = |id: FrameId| listing_name(s, id);
     // Writing to a String cannot fail.
     for id in 1..s.frame_count() {
         let Some(FrameListing {

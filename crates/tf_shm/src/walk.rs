@@ -41,8 +41,8 @@ use crate::time::{display_time, to_sec};
 /// tf2's `MAX_GRAPH_DEPTH`: a pass of more than this many links is a loop.
 pub const MAX_GRAPH_DEPTH: u32 = 1000;
 
-/// How tf2 names frame id 0 in listings (`frameIDs_reverse_[0]`).
-const NO_PARENT_NAME: &str = "NO_PARENT";
+/// How tf2 names frame id 0 in listings and chains (`frameIDs_reverse_[0]`).
+pub(crate) const NO_PARENT_NAME: &str = "NO_PARENT";
 
 /// A walk failure before names are attached (names are fetched only on this path).
 #[derive(Debug)]
@@ -370,20 +370,28 @@ fn walk_chain<S: FrameStore + ?Sized>(
 /// append the target pass's frames top down.
 #[cold]
 fn prune_chain(chain: &mut Vec<FrameId>, reverse: &[FrameId]) {
-    let (mut m, mut n) = (reverse.len(), chain.len());
+    if let Some(m) = cut_chain(chain, reverse) {
+        chain.extend(reverse[..=m].iter().rev());
+    }
+}
+
+/// The compare-and-cut that tf2 does before joining two frame chains (`walkToTopParent`'s
+/// pruning and `_chainAsVector`): compares `chain` and `other` from their tops until they
+/// differ, cuts `chain` there as tf2's `erase(begin + (n - 1))` does, and returns the index in
+/// `other` up to which (inclusive) its frames are to be appended, if any.
+pub(crate) fn cut_chain(chain: &mut Vec<FrameId>, other: &[FrameId]) -> Option<usize> {
+    let (mut m, mut n) = (other.len(), chain.len());
     while m > 0 && n > 0 {
         m -= 1;
         n -= 1;
-        if chain[n] != reverse[m] {
+        if chain[n] != other[m] {
             break;
         }
     }
     if n > 0 {
         chain.truncate(n - 1);
     }
-    if m < reverse.len() {
-        chain.extend(reverse[..=m].iter().rev());
-    }
+    (m < other.len()).then_some(m)
 }
 
 /// The source pass of a `Close` walk reaching its guess `exact_from` at `depth`: from here up
@@ -1169,7 +1177,10 @@ pub fn get_parent<S: FrameStore + ?Sized>(
 }
 
 /// Name for listings: id 0 is `NO_PARENT`, as in tf2.
-fn listing_name<S: FrameStore + ?Sized>(s: &S, id: FrameId) -> Result<String, ArenaError> {
+pub(crate) fn listing_name<S: FrameStore + ?Sized>(
+    s: &S,
+    id: FrameId,
+) -> Result<String, ArenaError> {
     if id == NO_FRAME {
         return Ok(NO_PARENT_NAME.to_string());
     }

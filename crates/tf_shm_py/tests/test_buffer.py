@@ -411,6 +411,24 @@ def test_a_buffer_made_before_the_bridge_is_empty_then_joins(runtime_dir):
         arena.close()
 
 
+def test_a_buffer_with_a_cache_time_made_before_the_bridge_is_freed_when_dropped(runtime_dir):
+    # Its check of the cache time waits for the bridge on a thread; that thread must not keep
+    # a buffer no one holds (and its arena mapping) alive.
+    import weakref
+
+    b = tf_shm.Buffer(cache_time=30.0)
+    assert b.joined is False
+    alive = weakref.ref(b)
+    del b
+    end = time.monotonic() + 2.0
+    while alive() is not None:
+        gc.collect()
+        assert time.monotonic() < end, "the buffer is still referenced"
+        time.sleep(0.02)
+    time.sleep(0.1)
+    assert not [t for t in threading.enumerate() if t.name == "tf_shm-cache-time"]
+
+
 def test_node_and_listener_are_accepted(buffer, chain):
     node = object()
     tf_shm.Buffer(None, node, open_timeout=0)

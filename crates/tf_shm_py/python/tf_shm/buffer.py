@@ -117,13 +117,24 @@ class Buffer(BufferInterface):
             _warn_cache_time(requested_ns, self._native.cache_time_ns)
             return
 
-        # Not joined yet: check once the bridge serves (its history is known then).
+        # Not joined yet: check once the bridge serves (its history is known then). The thread
+        # holds the buffer weakly and ends with it, so a buffer that never joins is still freed.
+        import weakref
+
+        buffer = weakref.ref(self)
+
         def check_when_joined() -> None:
             import time
 
-            while not self._native.joined:
+            while True:
+                b = buffer()
+                if b is None:
+                    return
+                if b._native.joined:
+                    _warn_cache_time(requested_ns, b._native.cache_time_ns)
+                    return
+                del b
                 time.sleep(0.05)
-            _warn_cache_time(requested_ns, self._native.cache_time_ns)
 
         threading.Thread(target=check_when_joined, name="tf_shm-cache-time", daemon=True).start()
 
