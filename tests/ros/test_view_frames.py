@@ -104,7 +104,9 @@ def test_view_frames_draws_the_arenas_tree(built, bridge_bin, world, tmp_path):
     wait_for_frames(world, 5)
     out = tmp_path / "frames"
     run = subprocess.run(
-        world.netns + ["ros2", "run", "tf2_tools", "view_frames", "-t", "1", "-o", str(out)],
+        # view_frames' own buffer answers too (first answer wins): give it view_frames'
+        # default 5 s to hear the tree, or its answer can be empty (DDS matching takes seconds).
+        world.netns + ["ros2", "run", "tf2_tools", "view_frames", "-t", "5", "-o", str(out)],
         env=world.env,
         capture_output=True,
         text=True,
