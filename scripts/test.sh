@@ -51,9 +51,9 @@ step "C ABI and C++ wrapper: header freshness, C/C++ tests under ASan+UBSan (gcc
 crates/tf_shm_c/tests/run.sh
 crates/tf_shm_c/tests/packaging.sh
 
-step "loom model of the ring protocol (preemption bound 2; crates/tf_shm/src/ring.rs)"
+step "loom models of the ring and the one-moment protocols (preemption bound 2; crates/tf_shm/src/ring.rs, moment.rs)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
-  cargo test -p tf_shm --release --lib ring::loom_model
+  cargo test -p tf_shm --release --lib loom_model
 
 step "Python package tf_shm: wheel built from this tree with pip (maturin backend), ruff on all Python, pytest without ROS"
 # The suite runs in a plain venv of Debian's Python: no rclpy, geometry_msgs or tf2_py, so the
