@@ -7,10 +7,12 @@
 //! A chain of 3 dynamic links; the reader thread loops over an interpolated `lookup_pair`
 //! and a time-0 `lookup_pair` (kept answer, walked again after each change).
 //!
-//! `cargo run --release -p tf_shm --example moment_race -- [seconds per case]`
+//! `cargo run --release -p tf_shm --example moment_race -- [SECONDS]` (per case; default 1)
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use clap::Parser;
 
 use tf_shm::fast_path::{declines, reset_declines};
 use tf_shm::validate::TransformInput;
@@ -167,10 +169,17 @@ fn reader_loop(view: &ArenaView, secs: f64, newest: i64) -> Report {
     }
 }
 
+/// Lookups racing the writer: retry rate and latency per writer case (a Markdown table).
+#[derive(Parser)]
+#[command(name = "moment_race")]
+struct Args {
+    /// Seconds each case runs
+    #[arg(default_value_t = 1.0)]
+    seconds: f64,
+}
+
 fn main() {
-    let secs: f64 = std::env::args()
-        .nth(1)
-        .map_or(1.0, |s| s.parse().expect("seconds"));
+    let secs = Args::parse().seconds;
     println!(
         "| writer | transforms written | lookups | retried | retry rate | stalled | p50 ns | p99 ns | p99.9 ns | p99 / no writer |"
     );
