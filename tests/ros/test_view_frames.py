@@ -97,16 +97,15 @@ def test_the_bridge_answers_tf2_frames_with_the_arenas_yaml(built, bridge_bin, w
     world.stop(bridge)
 
 
-def test_view_frames_draws_the_arenas_tree(built, bridge_bin, world, tmp_path):
+def view_frames_draws_the_arenas_tree(world, bridge_bin, tmp_path, command):
+    """Runs `command` (a view_frames, given `-o <tmp_path>/frames`) against the bridge with the
+    publishers' tree; its .gv must be the arena's tree and its PDF a PDF."""
     bridge = world.bridge(bridge_bin)
     world.wait_serving(bridge)
     start_publishers(world)
     wait_for_frames(world, 5)
-    out = tmp_path / "frames"
     run = subprocess.run(
-        # view_frames' own buffer answers too (first answer wins): give it view_frames'
-        # default 5 s to hear the tree, or its answer can be empty (DDS matching takes seconds).
-        world.netns + ["ros2", "run", "tf2_tools", "view_frames", "-t", "5", "-o", str(out)],
+        world.netns + [*command, "-o", str(tmp_path / "frames")],
         env=world.env,
         capture_output=True,
         text=True,
@@ -119,6 +118,13 @@ def test_view_frames_draws_the_arenas_tree(built, bridge_bin, world, tmp_path):
     assert edges == {k: p for k, (p, _) in arena_tree(world).items()}, gv
     assert (tmp_path / "frames.pdf").read_bytes().startswith(b"%PDF-")
     world.stop(bridge)
+
+
+def test_view_frames_draws_the_arenas_tree(built, bridge_bin, world, tmp_path):
+    # view_frames' own buffer answers too (first answer wins): give it view_frames' default 5 s
+    # to hear the tree, or its answer can be empty (DDS matching takes seconds).
+    command = ["ros2", "run", "tf2_tools", "view_frames", "-t", "5"]
+    view_frames_draws_the_arenas_tree(world, bridge_bin, tmp_path, command)
 
 
 def test_view_frames_ported_by_imports_draws_the_bridges_tree(built, bridge_bin, world, tmp_path):
@@ -131,22 +137,5 @@ def test_view_frames_ported_by_imports_draws_the_bridges_tree(built, bridge_bin,
     ported = tmp_path / "view_frames_tf_shm.py"
     ported.write_text(source.replace("tf2_ros", "tf_shm"))
     assert "import tf_shm" in ported.read_text()
-    bridge = world.bridge(bridge_bin)
-    world.wait_serving(bridge)
-    start_publishers(world)
-    wait_for_frames(world, 5)
-    out = tmp_path / "frames"
-    run = subprocess.run(
-        world.netns + [sys.executable, str(ported), "-t", "1", "-o", str(out)],
-        env=world.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    gv = (tmp_path / "frames.gv").read_text()
-    edges = {child: parent for parent, child in re.findall(r'"([^"]+)" -> "([^"]+)"\[label', gv)}
-    assert edges == {k: p for k, (p, _) in arena_tree(world).items()}, gv
-    assert (tmp_path / "frames.pdf").read_bytes().startswith(b"%PDF-")
-    world.stop(bridge)
+    command = [sys.executable, str(ported), "-t", "1"]
+    view_frames_draws_the_arenas_tree(world, bridge_bin, tmp_path, command)
