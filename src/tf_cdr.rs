@@ -3,10 +3,18 @@
 //! §7.4.3.5, as rmw_fastrtps and rmw_cyclonedds write ROS 2 messages), either byte order.
 //! Names are borrowed from the buffer: nothing is allocated per message.
 //!
+//! The encapsulation header is read as the middleware reads it (Fast CDR's
+//! `Cdr::read_encapsulation`, under rmw_fastrtps, ROS 2's default): the first byte is 0, bit 0
+//! of the second is the byte order and its other bits the encoding. TFMessage is a final type,
+//! so the parameter-list and delimited kinds read as their plain kind: PLAIN_CDR and PL_CDR
+//! (0x00–0x03) as XCDR1, PLAIN_CDR2, DELIMIT_CDR2 and PL_CDR2 (0x06–0x0b) as XCDR2, whose
+//! only difference here is that an `f64` is aligned to 4 instead of 8. Every other id is
+//! refused, as the middleware refuses it; the two option bytes are ignored, as it ignores them.
+//!
 //! Layout after the 4-byte encapsulation header (alignment counts from its end):
 //! `u32` transform count, then per transform `i32 sec, u32 nanosec`, `frame_id`,
 //! `child_frame_id` (each `u32` length counting a terminating NUL, then the bytes), padding to
-//! 8, then translation `x y z` and rotation `x y z w` as `f64`.
+//! 8 (XCDR2: 4), then translation `x y z` and rotation `x y z w` as `f64`.
 //!
 //! A message is checked whole before any of it is used, so a malformed one is refused whole, as
 //! the middleware's own deserialisation refuses it ([`CdrError`]). Names are what r2r makes of
@@ -20,7 +28,7 @@ use tf_shm::validate::TransformInput;
 /// Why a serialized message could not be read as a TFMessage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CdrError {
-    /// Not a plain CDR encapsulation (the 2-byte id; e.g. XCDR2's 0x0006/0x0007).
+    /// An encapsulation id the middleware refuses too (the 2-byte id; see the module doc).
     Encapsulation(u16),
     /// The message ends inside a field: `need` bytes at offset `at` of `len`.
     Truncated { at: usize, need: usize, len: usize },
@@ -31,8 +39,8 @@ impl fmt::Display for CdrError {
         match *self {
             CdrError::Encapsulation(id) => write!(
                 f,
-                "encapsulation 0x{id:04x} is not plain CDR (0x0000 big-endian, 0x0001 \
-                 little-endian)"
+                "encapsulation 0x{id:04x} is not CDR (0x0000-0x0003 XCDR1, 0x0006-0x000b \
+                 XCDR2; an odd id is little-endian)"
             ),
             CdrError::Truncated { at, need, len } => write!(
                 f,
@@ -53,6 +61,8 @@ struct Reader<'a> {
     body: &'a [u8],
     at: usize,
     little: bool,
+    /// Alignment of an `f64`: 8 in XCDR1, 4 in XCDR2.
+    f64_align: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -80,7 +90,7 @@ impl<'a> Reader<'a> {
     }
 
     fn f64(&mut self) -> Result<f64, CdrError> {
-        let b: [u8; 8] = self.take(8, 8)?.try_into().expect("8 bytes");
+        let b: [u8; 8] = self.take(self.f64_align, 8)?.try_into().expect("8 bytes");
         Ok(if self.little {
             f64::from_le_bytes(b)
         } else {
@@ -155,15 +165,16 @@ pub fn decode(message: &[u8]) -> Result<Transforms<'_>, CdrError> {
         });
     }
     let id = u16::from_be_bytes([message[0], message[1]]);
-    let little = match id {
-        0x0000 => false,
-        0x0001 => true,
-        other => return Err(CdrError::Encapsulation(other)),
+    let f64_align = match id & !1 {
+        0x0000 | 0x0002 => 8,
+        0x0006 | 0x0008 | 0x000a => 4,
+        _ => return Err(CdrError::Encapsulation(id)),
     };
     let mut reader = Reader {
         body: &message[4..],
         at: 0,
-        little,
+        little: id & 1 == 1,
+        f64_align,
     };
     let count = reader.u32()? as usize;
     let start = reader.at;
@@ -230,7 +241,7 @@ mod tests {
         }
     }
 
-    fn two(be: bool) -> Vec<u8> {
+    pub(super) fn two(be: bool) -> Vec<u8> {
         let mut m = Cdr::new(if be { [0, 0, 0, 0] } else { [0, 1, 0, 0] });
         m.u32(2, be);
         m.transform(b"map", b"odom", 1.0, be);
@@ -274,10 +285,35 @@ mod tests {
 
     #[test]
     fn other_encapsulations_are_refused() {
-        let mut bytes = two(false);
-        bytes[1] = 7; // XCDR2 little-endian
-        assert_eq!(decode(&bytes).err(), Some(CdrError::Encapsulation(7)));
-        assert!(decode(&bytes).unwrap_err().to_string().contains("0x0007"));
+        for (b0, b1) in [(0, 4), (0, 5), (0, 0x0c), (1, 1), (0x80, 0)] {
+            let mut bytes = two(false);
+            bytes[..2].copy_from_slice(&[b0, b1]);
+            let id = u16::from_be_bytes([b0, b1]);
+            assert_eq!(decode(&bytes).err(), Some(CdrError::Encapsulation(id)));
+            assert!(decode(&bytes)
+                .unwrap_err()
+                .to_string()
+                .contains(&format!("0x{id:04x}")));
+        }
+    }
+
+    #[test]
+    fn xcdr2_aligns_f64_to_4() {
+        // One transform whose names end 4 bytes past an 8-byte boundary: XCDR1 pads, XCDR2 not.
+        let mut m = Cdr::new([0, 0x07, 0, 0]);
+        m.u32(1, false).u32(7, false).u32(500, false);
+        m.string(b"ab", false).string(b"c", false).pad(4);
+        for i in 0..7 {
+            m.0.extend_from_slice(&(i as f64).to_le_bytes());
+        }
+        let t: Vec<_> = decode(&m.0).unwrap().collect();
+        assert_eq!(t[0].translation, [0.0, 1.0, 2.0]);
+        assert_eq!(t[0].rotation, [3.0, 4.0, 5.0, 6.0]);
+        m.0[1] = 0x01;
+        assert_ne!(
+            decode(&m.0).map(|t| t.collect::<Vec<_>>()[0].translation),
+            Ok([0.0, 1.0, 2.0])
+        );
     }
 
     #[test]
@@ -399,6 +435,21 @@ mod against_rmw {
                 "refused ({e}) {} transforms the middleware reads",
                 theirs.transforms.len()
             ))),
+        }
+    }
+
+    /// Every encapsulation id, on a message of each byte order: accepted and read alike, or
+    /// refused by both.
+    #[test]
+    fn every_encapsulation_is_read_as_the_middleware_reads_it() {
+        for be in [false, true] {
+            let mut bytes = super::tests::two(be);
+            for id in 0..=u16::MAX {
+                bytes[..2].copy_from_slice(&id.to_be_bytes());
+                if let Err(e) = compare(&bytes) {
+                    panic!("encapsulation 0x{id:04x}, big-endian payload {be}: {e}");
+                }
+            }
         }
     }
 
