@@ -37,15 +37,30 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export TF_SHM_RUNTIME_DIR
 TF_SHM_RUNTIME_DIR=$(mktemp -d)
 pids=()
+names=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  # SIGTERM first; one that has not exited 10 s later is named and killed, so a hang in a
+  # shutdown is reported instead of hanging the caller.
+  for ((i = 0; i < 100; i++)); do
+    alive=0
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    ((alive)) || break
+    sleep 0.1
+  done
+  for i in "${!pids[@]}"; do
+    if kill -0 "${pids[$i]}" 2>/dev/null; then
+      echo "latency.sh: ${names[$i]} did not exit 10 s after SIGTERM; killed" >&2
+      kill -KILL "${pids[$i]}" 2>/dev/null || true
+    fi
+  done
   wait 2>/dev/null || true
   rm -rf "$TF_SHM_RUNTIME_DIR"
 }
 trap cleanup EXIT
 
-"$bin/tf_shm_bridge" --log-level warn >&2 & pids+=($!)
-python3 - "$rate" >&2 <<'PY' & pids+=($!)
+"$bin/tf_shm_bridge" --log-level warn >&2 & pids+=($!) names+=(tf_shm_bridge)
+python3 - "$rate" >&2 <<'PY' & pids+=($!) names+=("the rclpy publisher")
 import sys, time
 import rclpy
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
