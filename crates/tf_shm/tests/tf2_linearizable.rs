@@ -91,7 +91,7 @@ struct Scenario {
     /// Each moment's op count, in order (a batch of inserts, or one op).
     moments: Vec<usize>,
     queries: Vec<Query>,
-    /// Spins between the writer's moments, at most.
+    /// Moments per burst of the writer, on average.
     pace: u32,
 }
 
@@ -219,13 +219,22 @@ fn random_scenarios(seed: u64, count: usize) -> Vec<Scenario> {
                 moments.push(n);
                 i += n;
             }
+            // Replayed after a clear() (a bag loop) until the writer has a few thousand
+            // moments to race with.
+            let (one_ops, one_moments) = (ops.clone(), moments.clone());
+            while ops.len() < 20_000 {
+                ops.push(Op::Clear);
+                moments.push(1);
+                ops.extend(one_ops.iter().cloned());
+                moments.extend(one_moments.iter().copied());
+            }
             Scenario {
                 name: jstr(&sc["name"]),
                 cache_time_ns: jint(&sc["cache_time_ns"]),
                 ops,
                 moments,
                 queries,
-                pace: 3000,
+                pace: 16,
             }
         })
         .collect()
@@ -246,7 +255,7 @@ impl Shape {
                 ops: Vec::new(),
                 moments: Vec::new(),
                 queries: Vec::new(),
-                pace: 2000,
+                pace: 16,
             },
             rng: Rng::new(seed ^ name.len() as u64 ^ (name.as_bytes()[0] as u64) << 20),
         }
@@ -328,7 +337,7 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
     let mut s = Shape::new("hot 10 kHz frame", seed, 2 * NS);
     s.set("base", "laser", 0, true);
     let mut times = Vec::new();
-    for k in 0..4000i64 {
+    for k in 0..20_000i64 {
         let t = t0 + k * 100_000;
         s.set("odom", "base", t, false);
         if k % 100 == 0 {
@@ -338,7 +347,6 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
         }
     }
     s.queries(&["map", "odom", "base", "laser", "arm"], &times, 60);
-    s.sc.pace = 300;
     out.push(s.sc);
 
     // A depth-50 chain, one message per 100 Hz tick (robot_state_publisher's shape).
@@ -348,7 +356,7 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
         .map(|i| (names[i].as_str(), names[i + 1].as_str()))
         .collect();
     let mut times = Vec::new();
-    for k in 0..60i64 {
+    for k in 0..300i64 {
         let t = t0 + k * 10_000_000;
         s.message(&links, t, false);
         times.push(t);
@@ -364,11 +372,11 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
     // Ring wrap: 1 kHz links with a 50 ms cache, far more samples than any ring holds.
     let mut s = Shape::new("ring wrap", seed, 50_000_000);
     let mut times = Vec::new();
-    for k in 0..3000i64 {
+    for k in 0..10_000i64 {
         let t = t0 + k * 1_000_000;
         s.set("a", "b", t, false);
         s.set("b", "c", t + 500_000, false);
-        if k % 300 == 0 {
+        if k % 1000 == 0 {
             times.push(t);
         }
     }
@@ -379,7 +387,7 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
     let mut s = Shape::new("re-parenting", seed, 10 * NS);
     let mut times = Vec::new();
     s.set("w", "a", 0, true);
-    for k in 0..1500i64 {
+    for k in 0..8000i64 {
         let t = t0 + k * 1_000_000;
         let p = if (k / 5) % 2 == 0 { "a" } else { "b" };
         s.set(p, "x", t, false);
@@ -387,7 +395,7 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
             let pb = if (k / 21) % 2 == 0 { "w" } else { "a" };
             s.set(pb, "b", t, false);
         }
-        if k % 150 == 0 {
+        if k % 800 == 0 {
             times.push(t);
         }
     }
@@ -398,11 +406,11 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
     let mut s = Shape::new("static-dynamic switch", seed, 10 * NS);
     let mut times = Vec::new();
     s.set("w", "a", t0, false);
-    for k in 0..1500i64 {
+    for k in 0..8000i64 {
         let t = t0 + k * 1_000_000;
         s.set("a", "s", t, (k / 4) % 2 == 0);
         s.set("w", "a", t, false);
-        if k % 150 == 0 {
+        if k % 800 == 0 {
             times.push(t);
         }
     }
@@ -413,13 +421,13 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
     // two-time queries across it.
     let mut s = Shape::new("static re-publish", seed, 10 * NS);
     let mut times = Vec::new();
-    for k in 0..1500i64 {
+    for k in 0..8000i64 {
         let t = t0 + k * 1_000_000;
         if k % 3 == 0 {
             s.set("base", "cam", 0, true);
         }
         s.set("odom", "base", t, false);
-        if k % 150 == 0 {
+        if k % 800 == 0 {
             times.push(t);
         }
     }
@@ -436,7 +444,7 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
     let mut s = Shape::new("clear with clock jump", seed, 10 * NS);
     let mut times = Vec::new();
     s.set("map", "odom", 0, true);
-    for lap in 0..6 {
+    for lap in 0..30 {
         for k in 0..200i64 {
             let t = t0 + k * 10_000_000;
             s.message(&[("odom", "base"), ("base", "arm")], t, false);
@@ -454,19 +462,19 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
     let mut times = Vec::new();
     s.set("root", "n0", t0, false);
     let mut made = vec!["root".to_string(), "n0".to_string()];
-    for k in 1..400i64 {
+    for k in 1..3000i64 {
         let t = t0 + k * 1_000_000;
         let parent = made[1 + s.rng.below(made.len() as u64 - 1) as usize].clone();
         let child = format!("n{k}");
         let is_static = k % 3 == 0;
         s.set(&parent, &child, if is_static { 0 } else { t }, is_static);
         made.push(child);
-        if k % 40 == 0 {
+        if k % 300 == 0 {
             times.push(t);
         }
     }
     let picked: Vec<String> = (0..40)
-        .map(|i| format!("n{}", i * 10))
+        .map(|i| format!("n{}", i * 75))
         .chain(["root".to_string()])
         .collect();
     let frames: Vec<&str> = picked.iter().map(String::as_str).collect();
@@ -476,6 +484,8 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
             .push(Query::Lookup("root".into(), f.to_string(), 0));
         s.sc.queries.push(Query::Lct("root".into(), f.to_string()));
     }
+    // One frame per wake-up of the writer: each creation raced on its own.
+    s.sc.pace = 1;
     out.push(s.sc);
     out
 }
@@ -544,9 +554,9 @@ impl Progress {
 fn config(sc: &Scenario) -> ArenaConfig {
     ArenaConfig {
         cache_time_ns: sc.cache_time_ns,
-        max_frames: 1024,
+        max_frames: 4096,
         max_rate_hz: 20_000,
-        memory_budget_bytes: 32 << 20,
+        memory_budget_bytes: 48 << 20,
         ..ArenaConfig::default()
     }
 }
@@ -611,8 +621,11 @@ fn writer_role(dir: &Path, sc: &Scenario, round: u64) {
         }
         at += n;
         progress.set(COMPLETED, at as u64);
-        for _ in 0..rng.below(sc.pace as u64) {
-            std::hint::spin_loop();
+        // Bursts of moments (a few µs, racing readers on the other core) between sleeps that
+        // leave the readers the CPUs: a writer that never sleeps finishes within one
+        // scheduler slice, before the readers have run.
+        if rng.below(sc.pace as u64) == 0 {
+            std::thread::sleep(Duration::from_micros(50));
         }
     }
     progress.set(DONE, 1);
@@ -713,9 +726,16 @@ fn reader_role(dir: &Path, sc: &Scenario, reader: u64) {
     let mut record = |lo: u64, hi: u64, qi: usize, path: usize, stalled: bool, a: &str| {
         let _ = writeln!(log, "R {lo} {hi} {qi} {path} {} {a}", u8::from(stalled));
     };
+    // A query asked again and again, as a control loop asks for its one pair: what a lookup
+    // keeps between calls (the time-0 answer, the resolved pair) is used, and must hold.
+    let (mut qi, mut path, mut run) = (0, 0, 0);
     while progress.get(DONE) == 0 {
-        let qi = rng.below(sc.queries.len() as u64) as usize;
-        let path = rng.below(LOOKUP_PATHS.len() as u64) as usize;
+        if run == 0 {
+            qi = rng.below(sc.queries.len() as u64) as usize;
+            path = rng.below(LOOKUP_PATHS.len() as u64) as usize;
+            run = 1 + rng.below(64);
+        }
+        run -= 1;
         let stalled_before = tf_shm::fast_path::declines().moment_stalled;
         let lo = progress.get(COMPLETED);
         let a = answer(&buffer, &view, &sc.queries[qi], path, &mut pairs[qi]);

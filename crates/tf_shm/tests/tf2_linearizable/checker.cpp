@@ -150,6 +150,16 @@ Answer parse_answer(const std::vector<std::string> & w, size_t at)
   return a;
 }
 
+// Texts on one line: newlines as \n.
+std::string one_line(const std::string & s)
+{
+  std::string o;
+  for (char c : s) {
+    o += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return o;
+}
+
 std::string show(const Answer & a)
 {
   std::ostringstream o;
@@ -159,10 +169,10 @@ std::string show(const Answer & a)
       o << "stamp " << a.stamp << " t [" << a.v[0] << ", " << a.v[1] << ", " << a.v[2] << "] q ["
         << a.v[3] << ", " << a.v[4] << ", " << a.v[5] << ", " << a.v[6] << "]";
       break;
-    case Kind::Err: o << a.cls << " \"" << a.text << "\""; break;
+    case Kind::Err: o << a.cls << " \"" << one_line(a.text) << "\""; break;
     case Kind::CanOk: o << "true"; break;
     case Kind::Time: o << "time " << a.stamp; break;
-    case Kind::Str: o << "\"" << a.text << "\""; break;
+    case Kind::Str: o << "\"" << one_line(a.text) << "\""; break;
   }
   return o.str();
 }
@@ -467,11 +477,16 @@ int main(int argc, char ** argv)
   std::map<size_t, std::pair<Answer, Answer>> at_window;  // tf2 at lo and at hi
   if (!failed.empty()) {
     tf2::BufferCore core{tf2::Duration(std::chrono::nanoseconds(cache_ns))};
+    std::vector<std::optional<Answer>> memo(queries.size());
     for (size_t k = 0; k <= n; ++k) {
       if (boundary(k)) {
+        std::fill(memo.begin(), memo.end(), std::nullopt);
         for (size_t i : failed) {
           const Read & r = reads[i];
-          Answer a = ask(core, queries[r.q]);
+          if (!memo[r.q]) {
+            memo[r.q] = ask(core, queries[r.q]);
+          }
+          const Answer & a = *memo[r.q];
           if (k == r.lo) {
             at_window[i].first = a;
           }
@@ -526,11 +541,20 @@ int main(int argc, char ** argv)
       fails << "FAIL " << cls_of(q, r.path) << " " << show_query(q) << " window [" << r.lo <<
         ", " << r.hi << "] of " << n << (stale ? " (stale: tf2's one moment before lo)" : "") <<
         "\n  tf_shm:     " << show(r.a) << "\n  tf2 at lo:  " << show(at_window[i].first) <<
-        "\n  tf2 at hi:  " << show(at_window[i].second) << "\n  tf2 gives it at prefixes:";
-      for (size_t j = 0; j < m.size() && j < 8; ++j) {
-        fails << " " << m[j];
+        "\n  tf2 at hi:  " << show(at_window[i].second) << "\n  tf2 gives it at ";
+      auto before = std::lower_bound(m.begin(), m.end(), r.lo);
+      if (m.empty()) {
+        fails << "no prefix";
+      } else {
+        fails << m.size() << " prefixes;";
+        if (before != m.begin()) {
+          fails << " the latest before the window: " << *(before - 1);
+        }
+        if (before != m.end()) {
+          fails << " the first after it: " << *before;
+        }
       }
-      fails << (m.empty() ? " none" : "") << "\n";
+      fails << "\n";
     }
   }
   for (const auto & [c, s] : stat) {
