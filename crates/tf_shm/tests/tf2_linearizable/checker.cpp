@@ -169,7 +169,7 @@ std::string show(const Answer & a)
       o << "stamp " << a.stamp << " t [" << a.v[0] << ", " << a.v[1] << ", " << a.v[2] << "] q ["
         << a.v[3] << ", " << a.v[4] << ", " << a.v[5] << ", " << a.v[6] << "]";
       break;
-    case Kind::Err: o << a.cls << " \"" << one_line(a.text) << "\""; break;
+    case Kind::Err: o << (a.cls.empty() ? "error" : a.cls) << " \"" << one_line(a.text) << "\""; break;
     case Kind::CanOk: o << "true"; break;
     case Kind::Time: o << "time " << a.stamp; break;
     case Kind::Str: o << "\"" << one_line(a.text) << "\""; break;
