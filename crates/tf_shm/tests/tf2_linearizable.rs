@@ -468,6 +468,20 @@ fn hand_shaped(seed: u64) -> Vec<Scenario> {
     s.queries(&["map", "odom", "base", "arm"], &times, 40);
     out.push(s.sc);
 
+    // A control loop's time-0 lookups over one hot link: what a lookup keeps of its last
+    // answer (ArenaView's names table, a FramePair) must not outlive a sample stored while it
+    // was read.
+    let mut s = Shape::new("time-0 lookups of a hot link", seed, 10 * NS);
+    s.set("w", "a", 0, true);
+    for k in 0..20_000i64 {
+        s.set("a", "b", t0 + k * 1_000_000, false);
+    }
+    for (t, f) in [("w", "b"), ("b", "w"), ("a", "b")] {
+        s.sc.queries.push(Query::Lookup(t.into(), f.into(), 0));
+    }
+    s.sc.queries.push(Query::Lct("w".into(), "b".into()));
+    out.push(s.sc);
+
     // Frame creation: each insert makes a new child, under a new parent (a new tree) or under
     // the previous insert's parent. The readers ask about the frames being made now (follow).
     let mut s = Shape::new("frame creation", seed, 10 * NS);
