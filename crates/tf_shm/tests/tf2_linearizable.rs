@@ -71,12 +71,33 @@ enum Op {
         parent: String,
         child: String,
         stamp: i64,
+        #[serde(with = "bits")]
         t: [f64; 3],
+        #[serde(with = "bits")]
         q: [f64; 4],
         is_static: bool,
         authority: String,
     },
     Clear,
+}
+
+/// Numbers as their bits between the test's processes: JSON has no NaN (the invalid inserts
+/// have them).
+mod bits {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, const N: usize>(v: &[f64; N], s: S) -> Result<S::Ok, S::Error> {
+        v.map(f64::to_bits).to_vec().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, const N: usize>(
+        d: D,
+    ) -> Result<[f64; N], D::Error> {
+        let v = Vec::<u64>::deserialize(d)?;
+        <[u64; N]>::try_from(v)
+            .map(|b| b.map(f64::from_bits))
+            .map_err(|_| serde::de::Error::custom(format!("{N} numbers expected")))
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
