@@ -756,6 +756,8 @@ fn reader_role(dir: &Path, sc: &Scenario, reader: u64) {
     let mut rng = Rng::new(reader * 0x1234 + 99);
     let mut log = String::new();
     let (mut reads, mut racing, mut logged, mut stalled_reads) = (0u64, 0u64, 0usize, 0u64);
+    // Reads that retried (moment_retry moved) and their time, and the others' time, ns.
+    let (mut retried_reads, mut retried_ns, mut plain_ns) = (0u64, 0u64, 0u64);
     tf_shm::fast_path::reset_declines();
     progress.word(READY).fetch_add(1, Ordering::SeqCst);
     let mut record = |lo: u64, hi: u64, qi: usize, path: usize, stalled: bool, a: &str| {
@@ -777,11 +779,20 @@ fn reader_role(dir: &Path, sc: &Scenario, reader: u64) {
             run = 1 + rng.below(64);
         }
         run -= 1;
-        let stalled_before = tf_shm::fast_path::declines().moment_stalled;
+        let before = tf_shm::fast_path::declines();
         let lo = progress.get(COMPLETED);
+        let t = Instant::now();
         let a = answer(&buffer, &view, &sc.queries[qi], path, &mut pairs[qi]);
+        let ns = t.elapsed().as_nanos() as u64;
         let hi = progress.get(STARTED);
-        let stalled = tf_shm::fast_path::declines().moment_stalled != stalled_before;
+        let after = tf_shm::fast_path::declines();
+        let stalled = after.moment_stalled != before.moment_stalled;
+        if after.moment_retry != before.moment_retry {
+            retried_reads += 1;
+            retried_ns += ns;
+        } else {
+            plain_ns += ns;
+        }
         reads += 1;
         stalled_reads += u64::from(stalled);
         let race = hi > lo;
@@ -804,7 +815,7 @@ fn reader_role(dir: &Path, sc: &Scenario, reader: u64) {
     }
     let d = tf_shm::fast_path::declines();
     let head = format!(
-        "D {reads} {racing} {} {} {stalled_reads}\n",
+        "D {reads} {racing} {} {} {stalled_reads} {retried_reads} {retried_ns} {plain_ns}\n",
         d.moment_retry, d.moment_stalled
     );
     std::fs::write(dir.join(format!("reads{reader}")), head + &log).expect("write reads");
@@ -1030,9 +1041,9 @@ fn repro_dir() -> PathBuf {
 }
 
 /// Runs one scenario once: a writer and the readers, then the checker. Returns the verdict,
-/// the readers' counters (reads, racing, moment_retry, moment_stalled, stalled reads) and the
-/// checker input's path.
-fn session(sc: &Scenario, round: u64, checker: &Path) -> (Verdict, [u64; 5], PathBuf) {
+/// the readers' counters (reads, racing, moment_retry, moment_stalled, stalled reads, retried
+/// reads, their ns, the other reads' ns) and the checker input's path.
+fn session(sc: &Scenario, round: u64, checker: &Path) -> (Verdict, [u64; 8], PathBuf) {
     static N: AtomicU64 = AtomicU64::new(0);
     let dir = PathBuf::from(format!(
         "/tmp/tfl-{}-{}",
@@ -1054,7 +1065,7 @@ fn session(sc: &Scenario, round: u64, checker: &Path) -> (Verdict, [u64; 5], Pat
     }
     let writes = std::fs::read_to_string(dir.join("writes")).expect("writer results");
     let mut reads = String::new();
-    let mut counts = [0u64; 5];
+    let mut counts = [0u64; 8];
     for r in 0..READERS {
         let text = std::fs::read_to_string(dir.join(format!("reads{r}"))).expect("reads");
         let (head, body) = text.split_once('\n').expect("reader header");
@@ -1096,7 +1107,7 @@ fn racing_answers_are_tf2s_after_a_prefix_in_their_window() {
     let mut scenarios = random_scenarios(seed, count);
     scenarios.extend(hand_shaped(seed));
     let mut failures = Vec::new();
-    let mut total = [0u64; 5];
+    let mut total = [0u64; 8];
     let mut stats: BTreeMap<String, [u64; 4]> = BTreeMap::new();
     let mut report = String::new();
     for round in 0..rounds {
@@ -1148,13 +1159,16 @@ fn racing_answers_are_tf2s_after_a_prefix_in_their_window() {
             );
         }
     }
-    let [reads, racing, retry, stalled, stalled_reads] = total;
+    let [reads, racing, retry, stalled, stalled_reads, retried, retried_ns, plain_ns] = total;
     println!(
         "tf2_linearizable (seed {seed}, {} scenarios x {rounds}): {reads} reads, {racing} \
-         racing the writer, moment_retry {retry} ({:.3}% of reads), moment_stalled {stalled} \
+         racing the writer, moment_retry {retry} ({:.3}% of reads; a read that retried took \
+         {:.2} us on average, one that did not {:.3} us), moment_stalled {stalled} \
          ({stalled_reads} reads not held to one moment); {} runs with reads of no prefix; {:.1} s\n{table}",
         scenarios.len(),
         100.0 * retry as f64 / reads.max(1) as f64,
+        retried_ns as f64 / retried.max(1) as f64 / 1e3,
+        plain_ns as f64 / (reads - retried).max(1) as f64 / 1e3,
         failures.len(),
         started.elapsed().as_secs_f64()
     );
