@@ -69,7 +69,7 @@ enum FrameLink<'a> {
 
 /// A (target, source) pair for [`ArenaView::lookup_pair`]: the names, the frame ids they
 /// resolved to in one arena instance (ids never change within an instance: frames are never
-/// unpublished), and what tf2's walk recorded for them: where the two passes met, and the
+/// unpublished), and the
 /// last time-0 answer with the change counts of the links it was read from, given again
 /// without walking while none of them changed (a sample stored for any frame of the chain,
 /// or `clear()`, means a walk). None of it changes an answer, only its cost. Pairs compare by
@@ -79,9 +79,8 @@ pub struct FramePair {
     target: Box<str>,
     source: Box<str>,
     resolved: Option<([u8; 16], FrameId, FrameId)>,
-    /// What the walk recorded for the ids in `resolved`: where target and source met (a
-    /// guess that saves a second walk on a fork) and the last time-0 answer with the change
-    /// counts it was read from (see [`walk::Recorded`]).
+    /// The last time-0 answer for the ids in `resolved`, with the change counts it was read
+    /// from (see [`walk::Recorded`]).
     recorded: walk::Recorded,
 }
 
