@@ -220,6 +220,10 @@ impl<S: FrameStore> FrameStore for CacheLimited<'_, S> {
     fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
         self.inner.frame_name(id)
     }
+    fn instance(&self) -> Option<[u8; 16]> {
+        // Its answers are not the arena's.
+        None
+    }
     fn frame_count(&self) -> FrameId {
         self.inner.frame_count()
     }

@@ -62,6 +62,10 @@ impl<S: FrameStore> FrameStore for UnknownAsRoot<'_, S> {
         }
         self.0.frame_name(id)
     }
+    fn instance(&self) -> Option<[u8; 16]> {
+        // Id 0 answers here as no store of its own does.
+        None
+    }
     fn frame_count(&self) -> FrameId {
         self.0.frame_count()
     }

@@ -365,6 +365,10 @@ impl FrameStore for HandoverStore {
         Ok(m.appended.get((id - self.old_count()) as usize).cloned())
     }
 
+    fn instance(&self) -> Option<[u8; 16]> {
+        // Two arenas' ids.
+        None
+    }
     fn frame_count(&self) -> FrameId {
         // A damaged new table shows no new-only frame rather than failing every query.
         let appended = self.mapping().map_or(0, |m| m.appended.len());

@@ -5,8 +5,8 @@
 //! (`TimeCache::getData` / `getParent`) is shared too: a store exposes a frame's history as a
 //! [`History`] and calls [`crate::history::get_data`].
 
-use crate::error::{ArenaError, TransformError};
-use crate::sample::{FrameId, Sample, Transform, TransformStamped};
+use crate::error::ArenaError;
+use crate::sample::{FrameId, Sample, Transform};
 
 /// Why a frame's cache could not answer at a time (tf2's `getData` failure cases, docs/tf2-semantics.md §3).
 /// Times are ns.
@@ -89,20 +89,11 @@ pub trait FrameStore {
     fn cache_time_ns(&self) -> i64 {
         DEFAULT_CACHE_TIME_NS
     }
-    /// tf2's `lookupTransform(target, source, time)` by names: [`crate::walk::lookup_transform`]
-    /// unless the store keeps the names' resolution somewhere faster to find (an arena view's
-    /// per-thread cache of resolved pairs); the walk is the same.
-    ///
-    /// # Errors
-    /// As [`crate::walk::lookup_transform`].
-    fn lookup_names<'a>(
-        &self,
-        target: &'a str,
-        source: &'a str,
-        time: i64,
-    ) -> Result<TransformStamped<'a>, TransformError> {
-        crate::walk::lookup_transform(self, target, source, time)
-    }
+    /// The store instance whose frame ids a [`crate::FramePair`] may keep (an arena's
+    /// instance uuid: ids never change within it); `None` for a store whose answers are not
+    /// those of one instance's ids (a wrapper that changes them, a handover of two arenas),
+    /// whose pairs resolve their names on every call.
+    fn instance(&self) -> Option<[u8; 16]>;
     /// [`FrameStore::link_at`] as a tf2 cache holds the frame's history under `limit` (a
     /// shorter cache time, samples hidden by a buffer's `clear()`; see [`crate::cache_limit`]);
     /// the default ignores the limit (a store without its own history rings, e.g. the handover

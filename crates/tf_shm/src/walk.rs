@@ -421,7 +421,7 @@ type ChainList = SmallVec<[(i64, FrameId); 32]>;
 
 /// Links whose newest samples the latest common time read are kept for the walk at that time
 /// (the first this many; further ones are read again).
-const KEPT: usize = 16;
+pub(crate) const KEPT: usize = 16;
 
 /// The newest samples [`latest_common_time`] read ([`FrameStore::latest_link`]), for the walk
 /// at the latest common time to reuse where a newest sample is the link at that time, with
@@ -468,6 +468,15 @@ impl Kept {
             self.versions.push(version.unwrap_or(0));
         }
         Ok(link)
+    }
+
+    /// What the kept newest samples were read from.
+    fn read_from(&self) -> ReadFrom<'_> {
+        ReadFrom {
+            store_version: self.store_version.get(),
+            frames: &self.frames,
+            versions: &self.versions,
+        }
     }
 
     /// `frame`'s link at `time` where what was kept of it is that link (a frame without
@@ -666,16 +675,15 @@ fn identity_stamp<S: FrameStore + ?Sized>(s: &S, id: Option<FrameId>) -> Result<
 
 /// tf2's lookup on resolved, different ids: `T_target_source` with its rotation canonicalised
 /// as ROS 2's matrix round trip does, and the stamp. At time 0 the latest common time is
-/// resolved here, so that a second walk reuses it, and with `keep` the answer is kept in `rec`
-/// with the counts it was read from (see [`Recorded`]).
+/// resolved here, so that a second walk reuses it, and the answer is handed to `keep` with
+/// what it was read from (a caller that keeps it: [`crate::FramePair`]).
 #[inline(always)]
 fn lookup_ids<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
     time: i64,
-    rec: &mut Recorded,
-    keep: bool,
+    keep: impl FnOnce(ReadFrom<'_>, (i64, Transform)),
 ) -> Result<(i64, Transform), Fail> {
     if time != 0 {
         return lookup_at(s, target, source, time, None);
@@ -683,12 +691,21 @@ fn lookup_ids<S: FrameStore + ?Sized>(
     let mut kept = Kept::new(s);
     let time = latest_common_time(s, target, source, Some(&mut kept))?;
     let answer = lookup_at(s, target, source, time, Some(&kept))?;
-    if keep {
-        declined(|d| &mut d.kept_answer);
-        rec.keep_answer(&kept, answer);
-    }
+    keep(kept.read_from(), answer);
     Ok(answer)
 }
+
+/// What a time-0 answer was read from: the store's count and each link's, loaded before the
+/// samples they cover ([`FrameStore::store_version`], [`FrameStore::link_version`]);
+/// `store_version` is `None` when they are not all known (then the answer cannot be kept).
+pub(crate) struct ReadFrom<'k> {
+    pub(crate) store_version: Option<u64>,
+    pub(crate) frames: &'k [FrameId],
+    pub(crate) versions: &'k [u64],
+}
+
+/// For a caller that keeps no answer.
+pub(crate) fn keep_nothing(_: ReadFrom<'_>, _: (i64, Transform)) {}
 
 /// The largest translation component that may cancel in a full path's result (both passes
 /// composed it: the links from the common ancestor up) for a series walk's answer to be
@@ -796,8 +813,8 @@ pub(crate) fn lookup_raw<S: FrameStore + ?Sized>(
 pub(crate) type Resolved = ((i64, Transform), Option<(FrameId, FrameId)>);
 
 /// tf2's string `lookupTransformImpl`, canonicalised (see [`lookup_ids`]), with the ids the
-/// names resolved to, for callers that keep them ([`crate::FramePair`]); `rec` as for
-/// [`lookup_transform_recorded`] (`keep`: whether to keep a time-0 answer in it).
+/// names resolved to, for callers that keep them ([`crate::FramePair`]); `keep` as for
+/// [`lookup_ids_checked`].
 ///
 /// # Errors
 /// As [`lookup_transform`].
@@ -807,15 +824,14 @@ pub(crate) fn lookup_transform_resolving<S: FrameStore + ?Sized>(
     target: &str,
     source: &str,
     time: i64,
-    rec: &mut Recorded,
-    keep: bool,
+    keep: impl FnOnce(ReadFrom<'_>, (i64, Transform)),
 ) -> Result<Resolved, TransformError> {
     if target == source {
         return Ok((identity_answer(s, s.frame_id(target)?, time)?, None));
     }
     let target_id = validate_lookup_arg(s, "target_frame", target)?;
     let source_id = validate_lookup_arg(s, "source_frame", source)?;
-    let answer = lookup_ids(s, target_id, source_id, time, rec, keep)
+    let answer = lookup_ids(s, target_id, source_id, time, keep)
         .map_err(|f| to_error(s, f, target_id, source_id))?;
     Ok((answer, Some((target_id, source_id))))
 }
@@ -843,7 +859,7 @@ pub fn lookup_transform<'a, S: FrameStore + ?Sized>(
     time: i64,
 ) -> Result<TransformStamped<'a>, TransformError> {
     let ((stamp, transform), _) =
-        lookup_transform_resolving(s, target, source, time, &mut Recorded::default(), false)?;
+        lookup_transform_resolving(s, target, source, time, keep_nothing)?;
     Ok(TransformStamped {
         stamp,
         frame_id: target,
@@ -867,29 +883,22 @@ pub fn lookup_transform_ids<S: FrameStore + ?Sized>(
     source: FrameId,
     time: i64,
 ) -> Result<(i64, Transform), TransformError> {
-    lookup_transform_recorded(s, target, source, time, &mut Recorded::default())
+    lookup_ids_checked(s, target, source, time, keep_nothing)
 }
 
-/// [`lookup_transform_ids`] for a caller that keeps what the walk recorded between calls
-/// ([`Recorded`]), which must be of this (`target`, `source`) pair in this store instance.
-/// Any content gives the same answer; the right one saves a second walk on a fork, and at
-/// time 0 the whole walk while no link the kept answer was read from changed.
+/// [`lookup_transform_ids`] handing a time-0 answer to `keep` with what it was read from
+/// (see [`lookup_ids`]).
 ///
 /// # Errors
 /// As [`lookup_transform`].
 #[inline(always)]
-pub(crate) fn lookup_transform_recorded<S: FrameStore + ?Sized>(
+pub(crate) fn lookup_ids_checked<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
     time: i64,
-    rec: &mut Recorded,
+    keep: impl FnOnce(ReadFrom<'_>, (i64, Transform)),
 ) -> Result<(i64, Transform), TransformError> {
-    if time == 0 {
-        if let Some(answer) = rec.kept_latest(s) {
-            return Ok(answer);
-        }
-    }
     if target == source {
         return Ok(identity_answer(
             s,
@@ -905,83 +914,7 @@ pub(crate) fn lookup_transform_recorded<S: FrameStore + ?Sized>(
             )));
         }
     }
-    lookup_ids(s, target, source, time, rec, true).map_err(|f| to_error(s, f, target, source))
-}
-
-/// What a caller that repeats one lookup keeps between calls ([`crate::FramePair`]): the
-/// last time-0 answer with what it was read from.
-///
-/// The answer at time 0 depends only on the samples of the links the latest common time and
-/// the walk at that time read; an answer is kept only when the walk read no link the latest
-/// common time did not (it may, where a link's parent at that time is not its newest one).
-/// Those samples change only with a sample stored for one of these frames or a `clear()`. The store counts
-/// both, after the change is visible ([`FrameStore::link_version`],
-/// [`FrameStore::store_version`]); the counts are loaded before the samples they cover and
-/// only grow. So while every count is what it was, a walk now would read what the kept one
-/// read, and the kept answer is given without walking. A count that moved (a write racing the
-/// walk included) means a walk.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Recorded {
-    /// Room for the last time-0 answer, made by [`Recorded::forget_and_make_room`] (boxed: the names
-    /// API keeps a table of pairs); `None`: no answer is kept.
-    latest: Option<Box<KeptAnswer>>,
-}
-
-/// A time-0 answer and the counts it was read from (see [`Recorded`]).
-#[derive(Clone, Debug, Default)]
-struct KeptAnswer {
-    store_version: u64,
-    frames: ArrayVec<FrameId, KEPT>,
-    versions: ArrayVec<u64, KEPT>,
-    /// `None`: nothing kept.
-    answer: Option<(i64, Transform)>,
-}
-
-impl KeptAnswer {
-    /// Whether no count the answer was read from has moved.
-    #[inline(always)]
-    fn holds<S: FrameStore + ?Sized>(&self, s: &S) -> bool {
-        s.store_version() == Some(self.store_version)
-            && s.links_unchanged(&self.frames, &self.versions)
-    }
-}
-
-impl Recorded {
-    /// The kept time-0 answer, if every count it was read from is unchanged in `s` (the store
-    /// instance it was read from).
-    #[inline(always)]
-    pub(crate) fn kept_latest<S: FrameStore + ?Sized>(&self, s: &S) -> Option<(i64, Transform)> {
-        let k = self.latest.as_deref()?;
-        let answer = k.answer?;
-        k.holds(s).then_some(answer)
-    }
-
-    /// Keeps `answer`, read at the latest common time of which `kept` holds what was read,
-    /// or forgets the kept answer when the counts are not all known.
-    fn keep_answer(&mut self, kept: &Kept, answer: (i64, Transform)) {
-        let Some(room) = self.latest.as_deref_mut() else {
-            return;
-        };
-        match kept.store_version.get() {
-            Some(store_version) => {
-                room.store_version = store_version;
-                room.frames.clone_from(&kept.frames);
-                room.versions.clone_from(&kept.versions);
-                room.answer = Some(answer);
-            }
-            None => room.answer = None,
-        }
-    }
-
-    /// Forgets everything recorded (the pair is resolved again, in another store instance)
-    /// and makes room for a time-0 answer if there is none: the pair's first lookup may
-    /// allocate, later ones do not.
-    pub(crate) fn forget_and_make_room(&mut self) {
-        match self.latest.as_deref_mut() {
-            Some(k) => k.answer = None,
-            None => self.latest = Some(Box::default()),
-        }
-    }
+    lookup_ids(s, target, source, time, keep).map_err(|f| to_error(s, f, target, source))
 }
 
 /// tf2 `BufferCore::lookupTransform(target, target_time, source, source_time, fixed)`

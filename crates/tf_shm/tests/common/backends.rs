@@ -5,10 +5,10 @@
 // Each test binary uses a different part.
 #![allow(dead_code)]
 
-use tf_shm::error::{ArenaError, TransformError};
+use tf_shm::error::ArenaError;
 use tf_shm::store::{FrameStore, HistorySpan, LinkAt};
 use tf_shm::validate::TransformInput;
-use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FrameId, TransformStamped};
+use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FrameId};
 
 use crate::vec_store::{ns, VecStore};
 
@@ -103,6 +103,9 @@ impl<const SHARED: bool> FrameStore for ArenaStore<SHARED> {
     fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
         self.view.frame_name(id)
     }
+    fn instance(&self) -> Option<[u8; 16]> {
+        self.view.instance()
+    }
     fn frame_count(&self) -> FrameId {
         self.view.frame_count()
     }
@@ -123,14 +126,6 @@ impl<const SHARED: bool> FrameStore for ArenaStore<SHARED> {
     }
     fn cache_time_ns(&self) -> i64 {
         self.view.cache_time_ns()
-    }
-    fn lookup_names<'a>(
-        &self,
-        target: &'a str,
-        source: &'a str,
-        time: i64,
-    ) -> Result<TransformStamped<'a>, TransformError> {
-        self.view.lookup_names(target, source, time)
     }
 }
 

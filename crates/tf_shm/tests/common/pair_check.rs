@@ -23,6 +23,10 @@ impl FrameStore for Tf2Slerp<'_> {
     fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
         self.0.frame_name(id)
     }
+    fn instance(&self) -> Option<[u8; 16]> {
+        // The reference keeps nothing between lookups.
+        None
+    }
     fn frame_count(&self) -> FrameId {
         self.0.frame_count()
     }

@@ -211,6 +211,9 @@ impl FrameStore for VecStore {
         })
     }
 
+    fn instance(&self) -> Option<[u8; 16]> {
+        None
+    }
     fn frame_count(&self) -> FrameId {
         self.names.len() as FrameId
     }
