@@ -26,7 +26,7 @@ use crate::rendezvous::open::{Attachment, JoinSpec};
 use crate::rendezvous::reattach::Follower;
 use crate::rendezvous::{JoinError, Location};
 use crate::sample::{FrameId, Transform, TransformStamped};
-use crate::store::{FrameStore, HistoryLimit, HistorySpan, LinkAt};
+use crate::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
 use crate::view::ArenaView;
 
 /// Longest single sleep of a waiting call: bounds how late a wait notices an arena swap that
@@ -495,6 +495,22 @@ impl FrameStore for BufferStore {
     #[inline]
     fn cache_time_ns(&self) -> i64 {
         on_store!(self, s => s.cache_time_ns())
+    }
+    #[inline]
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        on_store!(self, s => s.link_at_close(id, time))
+    }
+    #[inline]
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        on_store!(self, s => s.latest_link(id))
+    }
+    #[inline]
+    fn link_version(&self, id: FrameId) -> Option<u64> {
+        on_store!(self, s => s.link_version(id))
+    }
+    #[inline]
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        on_store!(self, s => s.links_unchanged(frames, versions))
     }
 }
 

@@ -9,7 +9,7 @@ use std::cell::{Cell, RefCell};
 use crate::error::ArenaError;
 use crate::pair::lookup;
 use crate::sample::FrameId;
-use crate::store::{FrameStore, HistorySpan, LatestLink, LinkAt};
+use crate::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
 use crate::validate::TransformInput;
 use crate::walk::lookup_transform_ids;
 use crate::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair};
@@ -94,6 +94,28 @@ impl FrameStore for Racing {
     }
     fn store_version(&self) -> Option<u64> {
         self.view.store_version()
+    }
+    fn cache_time_ns(&self) -> i64 {
+        self.view.cache_time_ns()
+    }
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        limit: HistoryLimit,
+    ) -> Result<LinkAt, ArenaError> {
+        self.view.link_at_within(id, time, interpolate, limit)
+    }
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.view.history_span_within(id, limit)
+    }
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        self.view.links_unchanged(frames, versions)
     }
 }
 

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use tf_shm::error::ArenaError;
-use tf_shm::store::{FrameStore, HistorySpan, LinkAt};
+use tf_shm::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
 use tf_shm::validate::TransformInput;
 use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FrameId};
 
@@ -126,6 +126,37 @@ impl<const SHARED: bool> FrameStore for ArenaStore<SHARED> {
     }
     fn cache_time_ns(&self) -> i64 {
         self.view.cache_time_ns()
+    }
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        limit: HistoryLimit,
+    ) -> Result<LinkAt, ArenaError> {
+        self.view.link_at_within(id, time, interpolate, limit)
+    }
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.view.history_span_within(id, limit)
+    }
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        self.view.link_at_close(id, time)
+    }
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        self.view.latest_link(id)
+    }
+    fn link_version(&self, id: FrameId) -> Option<u64> {
+        self.view.link_version(id)
+    }
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        self.view.links_unchanged(frames, versions)
+    }
+    fn store_version(&self) -> Option<u64> {
+        self.view.store_version()
     }
 }
 
