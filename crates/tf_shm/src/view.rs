@@ -10,7 +10,8 @@ use crate::arena::region::Region;
 use crate::arena::{names, ArenaIdentity, Geometry};
 use crate::error::{ArenaError, TransformError};
 use crate::fast_path::declined;
-use crate::history::{from_bracket, from_bracket_close, get_data};
+use crate::history::{from_bracket, get_data};
+use crate::math::{slerp, slerp_tf2};
 use crate::pair::FramePair;
 use crate::queries::BufferCore;
 use crate::ring::{self, read_slot};
@@ -244,8 +245,8 @@ impl ArenaView {
             FrameLink::Dynamic(r) => match ring::read_bracket(r, generation, time) {
                 Some((older, newer)) => match read {
                     LinkRead::Parent => older,
-                    LinkRead::Tf2Slerp => from_bracket(&older, &newer, time),
-                    LinkRead::SeriesSlerp => from_bracket_close(&older, &newer, time),
+                    LinkRead::Tf2Slerp => from_bracket(&older, &newer, time, slerp_tf2),
+                    LinkRead::SeriesSlerp => from_bracket(&older, &newer, time, slerp),
                 },
                 // Time 0 or the newest stamp: the newest sample (the last of equal stamps).
                 None => match read_newest_counted(r, generation, time) {
