@@ -62,7 +62,7 @@ impl FramePair {
     #[inline(always)]
     fn ids_in<S: FrameStore + ?Sized>(&self, s: &S) -> Option<(FrameId, FrameId)> {
         let (instance, target, source) = self.resolved?;
-        (Some(instance) == s.instance()).then_some((target, source))
+        matches!(s.instance(), Some(i) if i == instance).then_some((target, source))
     }
 }
 
@@ -91,10 +91,10 @@ impl KeptAnswer {
     /// was read from).
     #[inline(always)]
     fn holds<S: FrameStore + ?Sized>(&self, s: &S) -> Option<(i64, Transform)> {
-        let answer = self.answer?;
+        let answer = self.answer.as_ref()?;
         (s.store_version() == Some(self.store_version)
             && s.links_unchanged(&self.frames, &self.versions))
-        .then_some(answer)
+        .then_some(*answer)
     }
 
     /// Keeps `answer`, read from `from`, or forgets the kept answer when the counts are not
