@@ -20,13 +20,14 @@ use rustix::event::{PollFd, PollFlags};
 use crate::arena::{notify, ArenaIdentity};
 use crate::error::{ArenaError, TransformError};
 use crate::handover_store::HandoverStore;
+use crate::pair::FramePair;
 use crate::queries::BufferCore;
 use crate::rendezvous::open::{Attachment, JoinSpec};
 use crate::rendezvous::reattach::Follower;
 use crate::rendezvous::{JoinError, Location};
 use crate::sample::{FrameId, Transform, TransformStamped};
-use crate::store::{FrameStore, HistoryLimit, HistorySpan, LinkAt};
-use crate::view::{ArenaView, FramePair};
+use crate::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
+use crate::view::ArenaView;
 
 /// Longest single sleep of a waiting call: bounds how late a wait notices an arena swap that
 /// raced with its going to sleep (the swap's wake-up ends every sleep that began before it).
@@ -370,7 +371,7 @@ impl Held {
     #[inline(never)]
     fn lookup_pair(&self, pair: &FramePair, time: i64) -> Result<(i64, Transform), TransformError> {
         self.store
-            .in_one_moment(|s| s.lookup_names(pair.target(), pair.source(), time))
+            .in_one_moment(|s| crate::pair::lookup_names(s, pair.target(), pair.source(), time))
             .map(|t| (t.stamp, t.transform))
     }
 }
@@ -441,6 +442,10 @@ impl FrameStore for BufferStore {
         on_store!(self, s => s.frame_name(id))
     }
     #[inline]
+    fn instance(&self) -> Option<[u8; 16]> {
+        on_store!(self, s => s.instance())
+    }
+    #[inline]
     fn frame_count(&self) -> FrameId {
         on_store!(self, s => s.frame_count())
     }
@@ -492,13 +497,20 @@ impl FrameStore for BufferStore {
         on_store!(self, s => s.cache_time_ns())
     }
     #[inline]
-    fn lookup_names<'a>(
-        &self,
-        target: &'a str,
-        source: &'a str,
-        time: i64,
-    ) -> Result<TransformStamped<'a>, TransformError> {
-        on_store!(self, s => s.lookup_names(target, source, time))
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        on_store!(self, s => s.link_at_close(id, time))
+    }
+    #[inline]
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        on_store!(self, s => s.latest_link(id))
+    }
+    #[inline]
+    fn link_version(&self, id: FrameId) -> Option<u64> {
+        on_store!(self, s => s.link_version(id))
+    }
+    #[inline]
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        on_store!(self, s => s.links_unchanged(frames, versions))
     }
 }
 

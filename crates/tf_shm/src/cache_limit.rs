@@ -22,7 +22,9 @@
 use crate::error::ArenaError;
 use crate::history::get_data;
 use crate::sample::{FrameId, Sample, NO_FRAME};
-use crate::store::{CacheError, FrameStore, History, HistoryLimit, HistorySpan, LinkAt};
+use crate::store::{
+    CacheError, FrameStore, History, HistoryLimit, HistorySpan, LatestLink, LinkAt,
+};
 
 /// A history without the samples a buffer's `clear()` hid and the oldest ones a tf2 cache of
 /// its cache time would have pruned from the rest.
@@ -220,6 +222,10 @@ impl<S: FrameStore> FrameStore for CacheLimited<'_, S> {
     fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
         self.inner.frame_name(id)
     }
+    fn instance(&self) -> Option<[u8; 16]> {
+        // Its answers are not the arena's.
+        None
+    }
     fn frame_count(&self) -> FrameId {
         self.inner.frame_count()
     }
@@ -246,6 +252,42 @@ impl<S: FrameStore> FrameStore for CacheLimited<'_, S> {
     }
     fn cache_time_ns(&self) -> i64 {
         self.cache_time_ns.min(self.inner.cache_time_ns())
+    }
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        _limit: HistoryLimit,
+    ) -> Result<LinkAt, ArenaError> {
+        // Already limited: no further limit applies.
+        self.link_at(id, time, interpolate)
+    }
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        _limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.history_span(id)
+    }
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        // tf2's slerp: the arena's close read does not see the limit.
+        self.link_at(id, time, true)
+    }
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        Ok(self
+            .latest_time_and_parent(id)?
+            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
+    }
+    fn link_version(&self, _id: FrameId) -> Option<u64> {
+        // Its answers are not the arena's: none is kept.
+        None
+    }
+    fn links_unchanged(&self, _frames: &[FrameId], _versions: &[u64]) -> bool {
+        false
+    }
+    fn store_version(&self) -> Option<u64> {
+        None
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::error::{ArenaError, TransformError};
 use crate::sample::{FrameId, NO_FRAME};
-use crate::store::{FrameStore, HistoryLimit, HistorySpan, LinkAt};
+use crate::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
 use crate::walk::{self, NO_PARENT_NAME};
 
 /// tf2 `BufferCore::_chainAsVector(target, target_time, source, source_time, fixed)`, as
@@ -62,6 +62,10 @@ impl<S: FrameStore> FrameStore for UnknownAsRoot<'_, S> {
         }
         self.0.frame_name(id)
     }
+    fn instance(&self) -> Option<[u8; 16]> {
+        // Id 0 answers here as no store of its own does.
+        None
+    }
     fn frame_count(&self) -> FrameId {
         self.0.frame_count()
     }
@@ -107,5 +111,26 @@ impl<S: FrameStore> FrameStore for UnknownAsRoot<'_, S> {
             return Ok(LinkAt::NoCache);
         }
         self.0.link_at_within(id, time, interpolate, limit)
+    }
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        if id == NO_FRAME {
+            return Ok(LinkAt::NoCache);
+        }
+        self.0.link_at_close(id, time)
+    }
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        if id == NO_FRAME {
+            return Ok(None);
+        }
+        self.0.latest_link(id)
+    }
+    fn link_version(&self, id: FrameId) -> Option<u64> {
+        self.0.link_version(id)
+    }
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        self.0.links_unchanged(frames, versions)
+    }
+    fn store_version(&self) -> Option<u64> {
+        self.0.store_version()
     }
 }

@@ -126,8 +126,7 @@ pub enum FrameArgProblem {
 
 /// The `what()` text of a failed cache read, as tf2 Jazzy's `TimeCache` writes it (docs/tf2-semantics.md §4.3);
 /// empty for an empty cache. Times are printed `%.6f` seconds.
-pub fn cache_error_text(e: &crate::store::CacheError) -> String {
-    use crate::store::CacheError;
+pub fn cache_error_text(e: &CacheError) -> String {
     use crate::time::display_time;
     match *e {
         CacheError::NoData { .. } => String::new(),
@@ -152,8 +151,7 @@ pub fn cache_error_text(e: &crate::store::CacheError) -> String {
 }
 
 /// The Jazzy exception subclass of a failed cache read (zero or one sample → `NoData`).
-pub fn extrapolation_kind(e: &crate::store::CacheError) -> ExtrapolationKind {
-    use crate::store::CacheError;
+pub fn extrapolation_kind(e: &CacheError) -> ExtrapolationKind {
     match e {
         CacheError::NoData { .. } | CacheError::OneSample { .. } => ExtrapolationKind::NoData,
         CacheError::Future { .. } => ExtrapolationKind::Forward,
@@ -164,7 +162,7 @@ pub fn extrapolation_kind(e: &crate::store::CacheError) -> ExtrapolationKind {
 impl TransformError {
     /// tf2's walk failure: the cache text plus
     /// `", when looking up transform from frame [<source>] to frame [<target>]"` (source first).
-    pub fn extrapolation(e: &crate::store::CacheError, source: &str, target: &str) -> Self {
+    pub fn extrapolation(e: &CacheError, source: &str, target: &str) -> Self {
         TransformError::Extrapolation {
             kind: extrapolation_kind(e),
             message: format!(
@@ -231,4 +229,36 @@ impl TransformError {
             FrameArgProblem::Unknown => TransformError::Lookup(text("frame does not exist")),
         }
     }
+}
+
+/// Why a frame's cache could not answer at a time (tf2's `getData` failure cases, docs/tf2-semantics.md §3).
+/// Times are ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheError {
+    /// The cache holds no sample (cleared, or switched kind). tf2 Jazzy: empty message text.
+    NoData {
+        /// The requested time, ns (0: the newest sample).
+        time: i64,
+    },
+    /// One sample only, and `time` is not its stamp.
+    OneSample {
+        /// The requested time, ns.
+        time: i64,
+        /// The stamp of the one sample, ns.
+        only: i64,
+    },
+    /// `time` is newer than the newest sample.
+    Future {
+        /// The requested time, ns.
+        time: i64,
+        /// The newest sample's stamp, ns.
+        latest: i64,
+    },
+    /// `time` is older than the oldest sample.
+    Past {
+        /// The requested time, ns.
+        time: i64,
+        /// The oldest sample's stamp, ns.
+        earliest: i64,
+    },
 }

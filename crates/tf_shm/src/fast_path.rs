@@ -20,12 +20,9 @@ pub struct Declines {
     /// writer), so the history was read as a snapshot.
     pub newest: u64,
     /// A lookup whose result the close reads could not decide (within rounding of one of the
-    /// ROS 2 round trip's sign decisions, or non-finite), walked again with tf2's slerp on
-    /// every link.
+    /// ROS 2 round trip's sign decisions, non-finite, or a large translation cancelling above
+    /// a fork), walked again with tf2's slerp on every link.
     pub sign_decision: u64,
-    /// A walk whose guess of where its two passes meet (what a [`crate::FramePair`], also the
-    /// names API's cached one, recorded from its last walk) was wrong, so it walked again.
-    pub ancestor_guess: u64,
     /// At time 0, a link the walk read again because the latest common time did not keep its
     /// newest sample (every link the walk reads at time 0 is one the latest common time read,
     /// up to 16 links, unless a link's parent at that time is not its newest parent; a store
@@ -54,7 +51,6 @@ thread_local! {
         bracket: 0,
         newest: 0,
         sign_decision: 0,
-        ancestor_guess: 0,
         kept_newest: 0,
         kept_answer: 0,
         names_cache: 0,

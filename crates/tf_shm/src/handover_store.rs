@@ -26,7 +26,7 @@ use crate::arena::notify;
 use crate::error::ArenaError;
 use crate::history::get_data;
 use crate::sample::{FrameId, Sample, NO_FRAME};
-use crate::store::{FrameStore, History, HistorySpan, LinkAt};
+use crate::store::{FrameStore, History, HistoryLimit, HistorySpan, LatestLink, LinkAt};
 use crate::view::ArenaView;
 
 /// One frame's cache in one arena.
@@ -365,6 +365,10 @@ impl FrameStore for HandoverStore {
         Ok(m.appended.get((id - self.old_count()) as usize).cloned())
     }
 
+    fn instance(&self) -> Option<[u8; 16]> {
+        // Two arenas' ids.
+        None
+    }
     fn frame_count(&self) -> FrameId {
         // A damaged new table shows no new-only frame rather than failing every query.
         let appended = self.mapping().map_or(0, |m| m.appended.len());
@@ -438,5 +442,41 @@ impl FrameStore for HandoverStore {
 
     fn cache_time_ns(&self) -> i64 {
         self.new.cache_time_ns()
+    }
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        _limit: HistoryLimit,
+    ) -> Result<LinkAt, ArenaError> {
+        // Cold (a restart's handover): no history limit of a buffer applies here.
+        self.link_at(id, time, interpolate)
+    }
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        _limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.history_span(id)
+    }
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        // Cold (a restart's handover): tf2's slerp, no fast read.
+        self.link_at(id, time, true)
+    }
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        Ok(self
+            .latest_time_and_parent(id)?
+            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
+    }
+    fn link_version(&self, _id: FrameId) -> Option<u64> {
+        // Two arenas' counts: no answer is kept.
+        None
+    }
+    fn links_unchanged(&self, _frames: &[FrameId], _versions: &[u64]) -> bool {
+        false
+    }
+    fn store_version(&self) -> Option<u64> {
+        None
     }
 }

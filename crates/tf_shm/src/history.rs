@@ -17,7 +17,7 @@
 //! are garbage: they only index `0..len()`, never panic and always terminate, and allocate
 //! nothing. (A garbage answer is the caller's to detect and retry.)
 
-use crate::math::{lerp, slerp, slerp_tf2, Quat};
+use crate::math::{lerp, slerp_tf2, Quat};
 use crate::sample::{Sample, Transform, NO_FRAME};
 use crate::store::{CacheError, History};
 
@@ -76,33 +76,24 @@ pub fn get_data<H: History + ?Sized>(
     if !interpolate {
         return Ok(older);
     }
-    Ok(from_bracket(&older, &h.sample(older_i + 1), time))
+    Ok(from_bracket(
+        &older,
+        &h.sample(older_i + 1),
+        time,
+        slerp_tf2,
+    ))
 }
+
+/// The rotation interpolation of a link read: tf2's slerp ([`slerp_tf2`]) or the series
+/// equal to it up to rounding ([`crate::math::slerp`]).
+pub(crate) type Slerp = fn(&Quat, &Quat, f64) -> Quat;
 
 /// tf2's `getData` answer from the bracket around `time`: `older` unchanged when the parents
-/// differ, else [`interpolate_samples`] (tf2's slerp, literally).
-#[inline]
-pub fn from_bracket(older: &Sample, newer: &Sample, time: i64) -> Sample {
-    bracket_with(older, newer, time, slerp_tf2)
-}
-
-/// [`from_bracket`] with [`slerp`]: equal to it up to rounding, faster between close
-/// rotations. For links whose rounding cannot reach a lookup's sign decisions (see
-/// `crate::path`).
-#[inline]
-pub(crate) fn from_bracket_close(older: &Sample, newer: &Sample, time: i64) -> Sample {
-    bracket_with(older, newer, time, slerp)
-}
-
-// Always inlined, like `interpolate_with`: each caller passes a constant `slerp`, which then
+/// differ, else [`interpolate_samples`] with `slerp`.
+// Always inlined, like `interpolate`: each caller passes a constant `slerp`, which then
 // becomes a direct (inlinable) call instead of one through a pointer.
 #[inline(always)]
-fn bracket_with(
-    older: &Sample,
-    newer: &Sample,
-    time: i64,
-    slerp: fn(&Quat, &Quat, f64) -> Quat,
-) -> Sample {
+pub(crate) fn from_bracket(older: &Sample, newer: &Sample, time: i64, slerp: Slerp) -> Sample {
     if older.parent != newer.parent {
         return *older;
     }
@@ -110,30 +101,17 @@ fn bracket_with(
 }
 
 /// tf2's `TimeCache::interpolate` between two samples of one parent with different stamps
-/// `t_one < t_two`, as transforms: translation lerp and rotation [`slerp`] (series between
-/// close rotations) by tf2's integer-ns ratio. Total on any bits (a racing reader may pass
+/// `t_one < t_two`, as transforms: translation lerp and rotation `slerp` by tf2's ratio of
+/// integer-ns differences converted to `f64`. Total on any bits (a racing reader may pass
 /// torn values and discard the result).
 #[inline(always)]
-pub(crate) fn interpolate_close(
+pub(crate) fn interpolate(
     t_one: i64,
     one: &Transform,
     t_two: i64,
     two: &Transform,
     time: i64,
-) -> Transform {
-    interpolate_transforms(t_one, one, t_two, two, time, slerp)
-}
-
-/// Translation lerp and rotation `slerp` from `one` (at `t_one`) to `two` (at `t_two`) by
-/// tf2's ratio of integer-ns differences converted to `f64`.
-#[inline(always)]
-fn interpolate_transforms(
-    t_one: i64,
-    one: &Transform,
-    t_two: i64,
-    two: &Transform,
-    time: i64,
-    slerp: fn(&Quat, &Quat, f64) -> Quat,
+    slerp: Slerp,
 ) -> Transform {
     // Wrapping: tf2 subtracts int64 counts; only a garbage snapshot could overflow here.
     let ratio = time.wrapping_sub(t_one) as f64 / t_two.wrapping_sub(t_one) as f64;
@@ -151,17 +129,12 @@ pub fn interpolate_samples(one: &Sample, two: &Sample, time: i64) -> Sample {
 }
 
 #[inline(always)]
-fn interpolate_with(
-    one: &Sample,
-    two: &Sample,
-    time: i64,
-    slerp: fn(&Quat, &Quat, f64) -> Quat,
-) -> Sample {
+fn interpolate_with(one: &Sample, two: &Sample, time: i64, slerp: Slerp) -> Sample {
     if two.stamp == one.stamp {
         return *two;
     }
     Sample {
-        transform: interpolate_transforms(
+        transform: interpolate(
             one.stamp,
             &one.transform,
             two.stamp,

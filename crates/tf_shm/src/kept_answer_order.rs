@@ -1,17 +1,18 @@
 //! The order of a kept time-0 answer's loads, checked deterministically: a sample stored just
 //! after the walk read a link's newest sample (as a writer racing the lookup may) must not
 //! leave a kept answer that looks current. That holds only if each link's change count is
-//! loaded *before* its sample ([`crate::walk::Recorded`]); loaded after, the count already
+//! loaded *before* its sample ([`crate::FramePair`]); loaded after, the count already
 //! covers the new sample while the answer was read from the old one.
 
 use std::cell::{Cell, RefCell};
 
 use crate::error::ArenaError;
+use crate::pair::lookup;
 use crate::sample::FrameId;
-use crate::store::{FrameStore, HistorySpan, LatestLink, LinkAt};
+use crate::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
 use crate::validate::TransformInput;
-use crate::walk::{lookup_transform_ids, lookup_transform_recorded, Recorded};
-use crate::{Arena, ArenaConfig, ArenaView, ArenaWriter};
+use crate::walk::lookup_transform_ids;
+use crate::{Arena, ArenaConfig, ArenaView, ArenaWriter, FramePair};
 
 const T0: i64 = 1_000_000_000_000;
 const PERIOD: i64 = 10_000_000;
@@ -49,6 +50,9 @@ impl FrameStore for Racing {
     }
     fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
         self.view.frame_name(id)
+    }
+    fn instance(&self) -> Option<[u8; 16]> {
+        self.view.instance()
     }
     fn frame_count(&self) -> FrameId {
         self.view.frame_count()
@@ -91,6 +95,28 @@ impl FrameStore for Racing {
     fn store_version(&self) -> Option<u64> {
         self.view.store_version()
     }
+    fn cache_time_ns(&self) -> i64 {
+        self.view.cache_time_ns()
+    }
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        limit: HistoryLimit,
+    ) -> Result<LinkAt, ArenaError> {
+        self.view.link_at_within(id, time, interpolate, limit)
+    }
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.view.history_span_within(id, limit)
+    }
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        self.view.links_unchanged(frames, versions)
+    }
 }
 
 #[test]
@@ -108,19 +134,15 @@ fn a_sample_stored_between_the_read_and_the_kept_answer_is_not_hidden() {
         frame: base,
         fired: Cell::new(false),
     };
-    let mut rec = Recorded::default();
-    rec.forget_and_make_room();
+    let mut pair = FramePair::new("map", "base");
     // Read before the racing sample: the newest was stamped T0 + 4 periods.
-    let first = lookup_transform_recorded(&racing, map, base, 0, &mut rec).unwrap();
+    let first = lookup(&racing, &mut pair, 0).unwrap();
     assert_eq!(first.0, T0 + 4 * PERIOD);
     // The sample stored after that read is the answer now, kept answer or not.
     let now = lookup_transform_ids(&view, map, base, 0).unwrap();
     assert_eq!(now.0, T0 + 9 * PERIOD);
-    let again = lookup_transform_recorded(&racing, map, base, 0, &mut rec).unwrap();
+    let again = lookup(&racing, &mut pair, 0).unwrap();
     assert_eq!(again, now);
     // And that one is kept.
-    assert_eq!(
-        lookup_transform_recorded(&racing, map, base, 0, &mut rec).unwrap(),
-        now
-    );
+    assert_eq!(lookup(&racing, &mut pair, 0).unwrap(), now);
 }

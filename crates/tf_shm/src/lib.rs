@@ -43,7 +43,7 @@ pub mod math;
 mod moment;
 #[cfg(all(test, not(loom)))]
 mod moment_interleavings;
-pub(crate) mod pair_cache;
+pub(crate) mod pair;
 pub mod queries;
 pub mod rendezvous;
 pub(crate) mod ring;
@@ -61,6 +61,7 @@ pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, Sha
 pub use buffer::{Buffer, BufferStore};
 pub use cache_limit::{CacheLimited, ClearMark};
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
+pub use pair::FramePair;
 pub use queries::BufferCore;
 pub use rendezvous::{Join, JoinError, LocationError, Owner, Serve, ServeError};
 pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
@@ -68,7 +69,7 @@ pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 #[cfg(not(loom))]
 pub use sync::set_read_deadline_for_tests;
 pub use velocity::Velocity;
-pub use view::{ArenaView, FrameHistory, FramePair};
+pub use view::{ArenaView, FrameHistory};
 pub use writer::{ArenaWriter, CapacityError, SetTransformError, WriteStatus};
 
 /// Joins the arena of this process's ROS domain and maps it read-only: `Join::new().open()`.

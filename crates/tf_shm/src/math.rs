@@ -510,9 +510,16 @@ pub fn inverse(t: &Transform) -> Transform {
 
 /// `G⁻¹·S` exactly as tf2's `FullPath` finalize: `q = conj(q_G)·q_S`,
 /// `p = R(conj q_G)·p_S + R(conj q_G)·(−p_G)`.
-#[inline]
+#[inline(always)]
 pub fn inverse_times(g: &Transform, s: &Transform) -> Transform {
-    inverse_times_inline(g, s)
+    let inv = inverse(g);
+    Transform {
+        translation: vec_add(
+            &quat_rotate(&inv.rotation, &s.translation),
+            &inv.translation,
+        ),
+        rotation: quat_mul(&inv.rotation, &s.rotation),
+    }
 }
 
 /// `inverse_times(&Transform::IDENTITY, s)` with the identity's inverse worked out, for an
@@ -526,19 +533,6 @@ pub(crate) fn identity_inverse_times(s: &Transform) -> Transform {
     Transform {
         translation: s.translation.map(|c| c + 0.0),
         rotation: quat_mul(&[-0.0, -0.0, -0.0, 1.0], &s.rotation),
-    }
-}
-
-/// [`inverse_times`], always inlined (with a constant `g`, its inverse folds away).
-#[inline(always)]
-pub(crate) fn inverse_times_inline(g: &Transform, s: &Transform) -> Transform {
-    let inv = inverse(g);
-    Transform {
-        translation: vec_add(
-            &quat_rotate(&inv.rotation, &s.translation),
-            &inv.translation,
-        ),
-        rotation: quat_mul(&inv.rotation, &s.rotation),
     }
 }
 

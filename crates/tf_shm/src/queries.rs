@@ -30,7 +30,7 @@ pub trait BufferCore {
         source: &'a str,
         time: i64,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        self.with_store(|s| s.lookup_names(target, source, time))
+        self.with_store(|s| crate::pair::lookup_names(s, target, source, time))
     }
 
     /// tf2's two-time `lookupTransform(target, target_time, source, source_time, fixed)`. See

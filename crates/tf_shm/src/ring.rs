@@ -553,7 +553,7 @@ pub(crate) fn read_bracket(
 }
 
 /// The parent and transform of a link at `time` as tf2's `getData` answers it (interpolated
-/// with the series slerp, see [`crate::history::interpolate_close`]), when `time` lies strictly
+/// with the series slerp, see [`crate::history::interpolate`]), when `time` lies strictly
 /// inside `ring`'s history (clear generation `generation`) and both samples around it hang from
 /// the same parent: the hot case of a lookup, in one attempt. `None` otherwise, or when the
 /// read raced the writer: the caller then takes the general read.
@@ -596,7 +596,14 @@ pub(crate) fn interpolate_at(
         translation: [w(s, 0), w(s, 1), w(s, 2)],
         rotation: [w(s, 3), w(s, 4), w(s, 5), w(s, 6)],
     };
-    let t = crate::history::interpolate_close(t_a, &transform(a), t_b, &transform(b), time);
+    let t = crate::history::interpolate(
+        t_a,
+        &transform(a),
+        t_b,
+        &transform(b),
+        time,
+        crate::math::slerp,
+    );
     fence(Ordering::Acquire);
     (parents_ok
         && a.seq.load(Ordering::Relaxed) == seq_a
@@ -778,7 +785,7 @@ mod loom_model {
                 older.stamp,
                 newer.stamp
             );
-            let s = crate::history::from_bracket_close(&older, &newer, t);
+            let s = crate::history::from_bracket(&older, &newer, t, crate::math::slerp);
             check(&s, t, t);
         }
     }

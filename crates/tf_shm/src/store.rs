@@ -5,40 +5,10 @@
 //! (`TimeCache::getData` / `getParent`) is shared too: a store exposes a frame's history as a
 //! [`History`] and calls [`crate::history::get_data`].
 
-use crate::error::{ArenaError, TransformError};
-use crate::sample::{FrameId, Sample, Transform, TransformStamped};
+use crate::error::ArenaError;
+use crate::sample::{FrameId, Sample, Transform};
 
-/// Why a frame's cache could not answer at a time (tf2's `getData` failure cases, docs/tf2-semantics.md §3).
-/// Times are ns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CacheError {
-    /// The cache holds no sample (cleared, or switched kind). tf2 Jazzy: empty message text.
-    NoData {
-        /// The requested time, ns (0: the newest sample).
-        time: i64,
-    },
-    /// One sample only, and `time` is not its stamp.
-    OneSample {
-        /// The requested time, ns.
-        time: i64,
-        /// The stamp of the one sample, ns.
-        only: i64,
-    },
-    /// `time` is newer than the newest sample.
-    Future {
-        /// The requested time, ns.
-        time: i64,
-        /// The newest sample's stamp, ns.
-        latest: i64,
-    },
-    /// `time` is older than the oldest sample.
-    Past {
-        /// The requested time, ns.
-        time: i64,
-        /// The oldest sample's stamp, ns.
-        earliest: i64,
-    },
-}
+pub use crate::error::CacheError;
 
 /// A frame's link at one time, as the walk sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,88 +54,58 @@ pub trait FrameStore {
     fn in_one_moment<R>(&self, query: impl FnMut(&Self) -> R) -> R
     where
         Self: Sized;
-    /// tf2's cache time (`getCacheLength`), ns; tf2's default, 10 s, unless the store has its
-    /// own.
-    fn cache_time_ns(&self) -> i64 {
-        DEFAULT_CACHE_TIME_NS
-    }
-    /// tf2's `lookupTransform(target, source, time)` by names: [`crate::walk::lookup_transform`]
-    /// unless the store keeps the names' resolution somewhere faster to find (an arena view's
-    /// per-thread cache of resolved pairs); the walk is the same.
-    ///
-    /// # Errors
-    /// As [`crate::walk::lookup_transform`].
-    fn lookup_names<'a>(
-        &self,
-        target: &'a str,
-        source: &'a str,
-        time: i64,
-    ) -> Result<TransformStamped<'a>, TransformError> {
-        crate::walk::lookup_transform(self, target, source, time)
-    }
+    /// tf2's cache time (`getCacheLength`), ns ([`DEFAULT_CACHE_TIME_NS`] for a store without
+    /// its own).
+    fn cache_time_ns(&self) -> i64;
+    /// The store instance whose frame ids a [`crate::FramePair`] may keep (an arena's
+    /// instance uuid: ids never change within it); `None` for a store whose answers are not
+    /// those of one instance's ids (a wrapper that changes them, a handover of two arenas),
+    /// whose pairs resolve their names on every call.
+    fn instance(&self) -> Option<[u8; 16]>;
     /// [`FrameStore::link_at`] as a tf2 cache holds the frame's history under `limit` (a
     /// shorter cache time, samples hidden by a buffer's `clear()`; see [`crate::cache_limit`]);
-    /// the default ignores the limit (a store without its own history rings, e.g. the handover
-    /// store of a restart).
+    /// a store without its own history rings (the handover store of a restart) may ignore it.
     fn link_at_within(
         &self,
         id: FrameId,
         time: i64,
         interpolate: bool,
-        _limit: HistoryLimit,
-    ) -> Result<LinkAt, ArenaError> {
-        self.link_at(id, time, interpolate)
-    }
+        limit: HistoryLimit,
+    ) -> Result<LinkAt, ArenaError>;
     /// [`FrameStore::history_span`] of the history a tf2 cache holds under `limit` (see
-    /// [`FrameStore::link_at_within`]); the default ignores the limit.
+    /// [`FrameStore::link_at_within`]).
     fn history_span_within(
         &self,
         id: FrameId,
-        _limit: HistoryLimit,
-    ) -> Result<Option<HistorySpan>, ArenaError> {
-        self.history_span(id)
-    }
-    /// tf2's `getData` for `id` at `time` ≠ 0 as the walk composes lookups: [`FrameStore::link_at`]
-    /// with interpolation, unless the store has a faster read whose interpolation equals tf2's
-    /// up to rounding (an arena view: a series slerp between close rotations, in one attempt
-    /// when no writer is in the way). Only the returned sample's parent and transform are
-    /// used. The walk takes tf2's slerp itself wherever rounding could change an answer's sign.
-    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
-        self.link_at(id, time, true)
-    }
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError>;
+    /// tf2's `getData` for `id` at `time` as the walk composes lookups: [`FrameStore::link_at`]
+    /// with interpolation, or a faster read whose interpolation equals tf2's up to rounding
+    /// (an arena view: a series slerp between close rotations, in one attempt when no writer
+    /// is in the way). Only the returned sample's parent and transform are used. The walk
+    /// takes tf2's slerp itself wherever rounding could show (`walk::lookup_at`).
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError>;
     /// [`FrameStore::latest_time_and_parent`] with the newest sample's transform where the
     /// store reads it anyway (an arena view), so that a lookup at time 0 reuses the links
     /// whose newest sample is the answer at the latest common time instead of reading them
-    /// again. `None` as `latest_time_and_parent`. The default gives no transform.
-    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
-        Ok(self
-            .latest_time_and_parent(id)?
-            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
-    }
+    /// again. `None` as `latest_time_and_parent`; a store without the transform at hand gives
+    /// [`LatestLink::without_transform`].
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError>;
     /// A count that changes with every change to frame `id`'s link (each sample stored for the
     /// frame, a kind switch, the frame's first sample, a history pruned by a sample that was
     /// then not stored), read with acquire ordering: the store
     /// changes it only after the change is visible to reads. With [`FrameStore::store_version`]
     /// this lets a caller keep a time-0 answer and give it again while nothing it was read from
-    /// changed (see [`crate::FramePair`]). `None` when the store keeps no such count (the
-    /// default): no answer is kept.
-    fn link_version(&self, _id: FrameId) -> Option<u64> {
-        None
-    }
+    /// changed (see [`crate::FramePair`]). `None` when the store keeps no such count: no
+    /// answer is kept.
+    fn link_version(&self, id: FrameId) -> Option<u64>;
     /// Whether [`FrameStore::link_version`] of each of `frames` is the matching one of
     /// `versions` (equal lengths), loaded with its ordering; what a kept answer checks on every
     /// call, so a store may do it faster than one frame at a time.
-    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
-        frames
-            .iter()
-            .zip(versions)
-            .all(|(&f, &v)| self.link_version(f) == Some(v))
-    }
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool;
     /// A count that changes with every change that is not one frame's (tf2's `clear()`), with
     /// the ordering of [`FrameStore::link_version`]; `None` as there.
-    fn store_version(&self) -> Option<u64> {
-        None
-    }
+    fn store_version(&self) -> Option<u64>;
 }
 
 /// tf2's `getLatestTimeAndParent` for a frame with a cache, with the newest sample's transform

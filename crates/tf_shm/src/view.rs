@@ -10,8 +10,9 @@ use crate::arena::region::Region;
 use crate::arena::{names, ArenaIdentity, Geometry};
 use crate::error::{ArenaError, TransformError};
 use crate::fast_path::declined;
-use crate::history::{from_bracket, from_bracket_close, get_data};
-use crate::pair_cache;
+use crate::history::{from_bracket, get_data};
+use crate::math::{slerp, slerp_tf2};
+use crate::pair::FramePair;
 use crate::queries::BufferCore;
 use crate::ring::{self, read_slot};
 use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
@@ -19,7 +20,6 @@ use crate::store::{
     CacheError, FrameStore, History, HistoryLimit, HistorySpan, LatestLink, LinkAt,
 };
 use crate::sync::Ordering;
-use crate::walk;
 
 /// How [`ArenaView::link_sample`] answers between two samples of a dynamic link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,54 +65,6 @@ fn read_newest_counted(
 enum FrameLink<'a> {
     Static(&'a Slot),
     Dynamic(crate::arena::region::RingRef<'a>),
-}
-
-/// A (target, source) pair for [`ArenaView::lookup_pair`]: the names, the frame ids they
-/// resolved to in one arena instance (ids never change within an instance: frames are never
-/// unpublished), and what tf2's walk recorded for them: where the two passes met, and the
-/// last time-0 answer with the change counts of the links it was read from, given again
-/// without walking while none of them changed (a sample stored for any frame of the chain,
-/// or `clear()`, means a walk). None of it changes an answer, only its cost. Pairs compare by
-/// their names.
-#[derive(Clone, Debug)]
-pub struct FramePair {
-    target: Box<str>,
-    source: Box<str>,
-    resolved: Option<([u8; 16], FrameId, FrameId)>,
-    /// What the walk recorded for the ids in `resolved`: where target and source met (a
-    /// guess that saves a second walk on a fork) and the last time-0 answer with the change
-    /// counts it was read from (see [`walk::Recorded`]).
-    recorded: walk::Recorded,
-}
-
-impl PartialEq for FramePair {
-    fn eq(&self, other: &FramePair) -> bool {
-        self.target == other.target && self.source == other.source
-    }
-}
-
-impl Eq for FramePair {}
-
-impl FramePair {
-    /// A pair for `T_target_source` lookups.
-    pub fn new(target: &str, source: &str) -> FramePair {
-        FramePair {
-            target: target.into(),
-            source: source.into(),
-            resolved: None,
-            recorded: walk::Recorded::default(),
-        }
-    }
-
-    /// The target frame.
-    pub fn target(&self) -> &str {
-        &self.target
-    }
-
-    /// The source frame.
-    pub fn source(&self) -> &str {
-        &self.source
-    }
 }
 
 /// A frame's samples as one snapshot, with the count of samples its history was ever given
@@ -293,8 +245,8 @@ impl ArenaView {
             FrameLink::Dynamic(r) => match ring::read_bracket(r, generation, time) {
                 Some((older, newer)) => match read {
                     LinkRead::Parent => older,
-                    LinkRead::Tf2Slerp => from_bracket(&older, &newer, time),
-                    LinkRead::SeriesSlerp => from_bracket_close(&older, &newer, time),
+                    LinkRead::Tf2Slerp => from_bracket(&older, &newer, time, slerp_tf2),
+                    LinkRead::SeriesSlerp => from_bracket(&older, &newer, time, slerp),
                 },
                 // Time 0 or the newest stamp: the newest sample (the last of equal stamps).
                 None => match read_newest_counted(r, generation, time) {
@@ -404,13 +356,13 @@ impl ArenaView {
     /// [`ArenaView::lookup_transform`] for hot loops: the pair's names are resolved to frame
     /// ids on first use (and again only if the pair was last used with another arena), so
     /// repeated lookups do no string work. The answer is tf2's walk's on those ids
-    /// ([`walk::lookup_transform_ids`]), the same code and the same bits as
+    /// ([`crate::walk::lookup_transform_ids`]), the same code and the same bits as
     /// [`ArenaView::lookup_transform`]; at time 0, the pair's kept answer while no link of
     /// its chain changed since it was read (see [`FramePair`]). The first lookup of a pair in
     /// an arena may allocate; later ones do not.
     ///
     /// Returns the stamp (ns; as `lookup_transform`) and `T_target_source`.
-    /// Errors: exactly those of [`walk::lookup_transform`].
+    /// Errors: exactly those of [`crate::walk::lookup_transform`].
     #[inline]
     pub fn lookup_pair(
         &self,
@@ -420,62 +372,18 @@ impl ArenaView {
         // `crate::moment::read`, written out: the answer is made in the return slot.
         let h = crate::moment::Moments::of(self.header());
         let begun = crate::moment::Begun::now(h);
-        let answer = self.pair_lookup(pair, time);
+        let answer = crate::pair::lookup(self, pair, time);
         if begun.holds(h) {
             return answer;
         }
         drop(answer);
         crate::moment::read_again(h, &self.region.stalled_moment, &mut || {
-            self.pair_lookup(pair, time)
+            crate::pair::lookup(self, pair, time)
         })
     }
 
-    /// [`ArenaView::lookup_pair`] inside a moment.
-    #[inline(always)]
-    fn pair_lookup(
-        &self,
-        pair: &mut FramePair,
-        time: i64,
-    ) -> Result<(i64, Transform), TransformError> {
-        if let Some((target, source)) = self.ids_of(pair) {
-            return walk::lookup_transform_recorded(self, target, source, time, &mut pair.recorded);
-        }
-        self.resolve_and_lookup(pair, time)
-    }
-
-    /// The (target, source) ids `pair` resolved to, if it was resolved in this arena instance.
-    #[inline(always)]
-    fn ids_of(&self, pair: &FramePair) -> Option<(FrameId, FrameId)> {
-        let (instance, target, source) = pair.resolved?;
-        (instance == self.identity.instance_uuid).then_some((target, source))
-    }
-
-    /// [`ArenaView::lookup_pair`]'s first call in this arena: by names, keeping the ids.
-    #[inline(never)]
-    fn resolve_and_lookup(
-        &self,
-        pair: &mut FramePair,
-        time: i64,
-    ) -> Result<(i64, Transform), TransformError> {
-        // What was recorded in another instance is of other ids.
-        pair.recorded.forget_and_make_room();
-        let (answer, ids) = walk::lookup_transform_resolving(
-            self,
-            &pair.target,
-            &pair.source,
-            time,
-            &mut pair.recorded,
-            true,
-        )?;
-        // Equal names resolve on a later call (their answer needs no walk).
-        if let Some((t, s)) = ids {
-            pair.resolved = Some((self.identity.instance_uuid, t, s));
-        }
-        Ok(answer)
-    }
-
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
-    /// latest common time). See [`walk::lookup_transform`] for errors.
+    /// latest common time). See [`crate::walk::lookup_transform`] for errors.
     ///
     /// Goes through a [`FramePair`] this thread keeps for the two names (see
     /// [`ArenaView::lookup_pair`]): after the first call for a name pair on a thread, a lookup
@@ -604,36 +512,9 @@ impl FrameStore for ArenaView {
         self.geo.cache_time_ns
     }
 
-    /// Through this thread's cached [`FramePair`] for the names (see
-    /// [`ArenaView::lookup_transform`]); tf2's walk when the cache is unavailable.
-    #[inline]
-    fn lookup_names<'a>(
-        &self,
-        target: &'a str,
-        source: &'a str,
-        time: i64,
-    ) -> Result<TransformStamped<'a>, TransformError> {
-        let Some(mut cached) = pair_cache::Cached::take() else {
-            declined(|d| &mut d.names_cache);
-            return walk::lookup_transform(self, target, source, time);
-        };
-        let pair = cached.pair(target, source);
-        // The kept time-0 answer's check inlined here, the walk out of line.
-        let kept = if time == 0 && self.ids_of(pair).is_some() {
-            pair.recorded.kept_latest(self)
-        } else {
-            None
-        };
-        let (stamp, transform) = match kept {
-            Some(answer) => answer,
-            None => self.pair_lookup(pair, time)?,
-        };
-        Ok(TransformStamped {
-            stamp,
-            frame_id: target,
-            child_frame_id: source,
-            transform,
-        })
+    #[inline(always)]
+    fn instance(&self) -> Option<[u8; 16]> {
+        Some(self.identity.instance_uuid)
     }
 
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {

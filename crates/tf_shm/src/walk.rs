@@ -14,11 +14,11 @@
 //!
 //! This is the only walk: lookups by name and by [`crate::FramePair`], time 0, the two-time
 //! form, `canTransform` and the latest common time all run it, with tf2's accumulator policies
-//! (parents only; compose). Composing lookups read links below the two passes' common ancestor
-//! with the store's close read ([`FrameStore::link_at_close`]), and the rest, and any result
-//! the close reads cannot decide, with tf2's slerp literally (see the private `walk` and `lookup_ids`). What
-//! a pair caches is what the walk recorded (the ids, where the passes met); at time 0 the walk
-//! reuses the newest samples the latest common time read ([`FrameStore::latest_link`]).
+//! as types (`CanTransformAccum`, `TransformAccum`). A lookup's links are read with the store's
+//! close read ([`FrameStore::link_at_close`]), and any result whose rounding could show is
+//! walked again with tf2's slerp literally: one function makes that choice (`lookup_at`). At
+//! time 0 the walk reuses the newest samples the latest common time read
+//! ([`FrameStore::latest_link`]).
 //!
 //! Queries allocate nothing unless they fail (or a chain is deeper than 32 links while
 //! resolving time 0). Every text a failure carries is tf2's (see [`crate::error`]).
@@ -95,175 +95,227 @@ fn to_error<S: FrameStore + ?Sized>(
     build().unwrap_or_else(|e| e)
 }
 
-/// What the walk gathers from each link: tf2's accumulator policies.
+/// How tf2's walk ended (tf2's `WalkEnding`), for the accumulator's `finalize`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Accum {
-    /// `CanTransformAccum`: parents and coverage only.
-    Parents,
-    /// `TransformAccum` with every link interpolated by tf2's slerp, literally.
-    Exact,
-    /// `TransformAccum` with links read by [`FrameStore::link_at_close`] (a series slerp
-    /// between close rotations, equal to tf2's up to rounding).
-    Close,
+enum WalkEnding {
+    /// `source == target`.
+    Identity,
+    /// The source pass reached the target: the target is an ancestor of the source.
+    TargetParentOfSource,
+    /// The target pass reached the source: the source is an ancestor of the target.
+    SourceParentOfTarget,
+    /// Both passes reached the same top.
+    FullPath,
 }
 
-/// The link of `frame` at `time` as `accum` reads it (a newest sample `kept` at time 0 where
-/// it is the link at `time`).
-#[inline(always)]
-fn gather<S: FrameStore + ?Sized>(
-    s: &S,
-    frame: FrameId,
-    time: i64,
-    accum: Accum,
-    kept: Option<&Kept>,
-) -> Result<LinkAt, ArenaError> {
-    if let Some(k) = kept {
-        match k.at(frame, time) {
-            Ok(link) => return Ok(link),
-            Err(Unkept::Frame) => {
-                // A frame the latest common time did not read (a parent at `time` other than
-                // the newest one, or past `KEPT` links): the answer depends on a link whose
-                // change count was not loaded, so it cannot be kept.
-                k.store_version.set(None);
-                if !k.full() {
-                    declined(|d| &mut d.kept_newest);
-                }
-            }
-            Err(Unkept::Transform) => declined(|d| &mut d.kept_newest),
-            Err(Unkept::Newer) => {}
+/// tf2's accumulator policies (`CanTransformAccum`, `TransformAccum` in `buffer_core.cpp`):
+/// what the walk reads from each link and what it makes of the links it passed.
+trait Accum {
+    /// tf2's `gather`: the link of `frame` at `time`.
+    fn gather<S: FrameStore + ?Sized>(
+        &self,
+        s: &S,
+        frame: FrameId,
+        time: i64,
+    ) -> Result<LinkAt, ArenaError>;
+    /// tf2's `accum(source)`: one link read by the source pass (`source`) or the target pass.
+    fn accum(&mut self, source: bool, link: &Transform);
+    /// tf2's `finalize`.
+    fn finalize(&mut self, ending: WalkEnding);
+}
+
+/// tf2's `CanTransformAccum`: parents and coverage only.
+struct CanTransformAccum;
+
+impl Accum for CanTransformAccum {
+    #[inline(always)]
+    fn gather<S: FrameStore + ?Sized>(
+        &self,
+        s: &S,
+        frame: FrameId,
+        time: i64,
+    ) -> Result<LinkAt, ArenaError> {
+        s.link_at(frame, time, false)
+    }
+    #[inline(always)]
+    fn accum(&mut self, _: bool, _: &Transform) {}
+    #[inline(always)]
+    fn finalize(&mut self, _: WalkEnding) {}
+}
+
+/// How a [`TransformAccum`] interpolates a link between two samples.
+trait Rounding {
+    /// Whether the link's rotation comes from the series slerp (equal to tf2's up to
+    /// rounding), so that the result is canonicalised only where rounding cannot decide it
+    /// (see [`lookup_at`]).
+    const SERIES: bool;
+    /// tf2's `getData` of `frame` at `time`.
+    fn read<S: FrameStore + ?Sized>(s: &S, frame: FrameId, time: i64)
+        -> Result<LinkAt, ArenaError>;
+}
+
+/// tf2's slerp, literally ([`FrameStore::link_at`]).
+struct Tf2;
+
+impl Rounding for Tf2 {
+    const SERIES: bool = false;
+    #[inline(always)]
+    fn read<S: FrameStore + ?Sized>(
+        s: &S,
+        frame: FrameId,
+        time: i64,
+    ) -> Result<LinkAt, ArenaError> {
+        s.link_at(frame, time, true)
+    }
+}
+
+/// The store's close read ([`FrameStore::link_at_close`]: a series slerp between close
+/// rotations, in one attempt on an arena).
+struct Series;
+
+impl Rounding for Series {
+    const SERIES: bool = true;
+    #[inline(always)]
+    fn read<S: FrameStore + ?Sized>(
+        s: &S,
+        frame: FrameId,
+        time: i64,
+    ) -> Result<LinkAt, ArenaError> {
+        s.link_at_close(frame, time)
+    }
+}
+
+/// tf2's `TransformAccum`: composes `T_top_source` and `T_top_target` and finalizes
+/// `T_target_source` (raw: not canonicalised), with links interpolated as `R` does and, at
+/// the latest common time, the newest samples it read (`kept`) where they are the links.
+struct TransformAccum<'k, R> {
+    kept: Option<&'k Kept>,
+    source: Transform,
+    target: Transform,
+    /// Links the target pass composed (0: a root target).
+    target_links: u32,
+    result: Transform,
+    /// With [`WalkEnding::FullPath`], the largest translation component the two passes
+    /// composed: what cancels in the result, so the size of its rounding.
+    cancelled: f64,
+    rounding: std::marker::PhantomData<R>,
+}
+
+impl<'k, R: Rounding> TransformAccum<'k, R> {
+    fn new(kept: Option<&'k Kept>) -> Self {
+        TransformAccum {
+            kept,
+            source: Transform::IDENTITY,
+            target: Transform::IDENTITY,
+            target_links: 0,
+            result: Transform::IDENTITY,
+            cancelled: 0.0,
+            rounding: std::marker::PhantomData,
         }
     }
-    let link = match accum {
-        Accum::Close => s.link_at_close(frame, time)?,
-        Accum::Exact => s.link_at(frame, time, true)?,
-        Accum::Parents => s.link_at(frame, time, false)?,
-    };
-    Ok(match link {
-        // tf2's `gather` returns the parent id; 0 is its failure value (no text).
+}
+
+impl<R: Rounding> Accum for TransformAccum<'_, R> {
+    #[inline(always)]
+    fn gather<S: FrameStore + ?Sized>(
+        &self,
+        s: &S,
+        frame: FrameId,
+        time: i64,
+    ) -> Result<LinkAt, ArenaError> {
+        if let Some(k) = self.kept {
+            if let Some(link) = k.at(frame, time) {
+                return Ok(link);
+            }
+        }
+        R::read(s, frame, time)
+    }
+    #[inline(always)]
+    fn accum(&mut self, source: bool, link: &Transform) {
+        if source {
+            self.source = accumulate(link, &self.source);
+        } else {
+            self.target = accumulate(link, &self.target);
+            self.target_links += 1;
+        }
+    }
+    #[inline(always)]
+    fn finalize(&mut self, ending: WalkEnding) {
+        self.result = match ending {
+            WalkEnding::Identity => Transform::IDENTITY,
+            WalkEnding::TargetParentOfSource => self.source,
+            WalkEnding::SourceParentOfTarget => inverse(&self.target),
+            WalkEnding::FullPath => {
+                let max = |t: &Transform| t.translation.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                self.cancelled = max(&self.source).max(max(&self.target));
+                // A root target finalizes with the identity, worked out (equal to the literal
+                // product for a finite translation; a series result with a non-finite one is
+                // never used, see `lookup_at`).
+                if R::SERIES && self.target_links == 0 {
+                    identity_inverse_times(&self.source)
+                } else {
+                    inverse_times(&self.target, &self.source)
+                }
+            }
+        };
+    }
+}
+
+/// tf2's `gather` result as the walk takes it: a sample with parent 0 is tf2's failure value
+/// (no text).
+#[inline(always)]
+fn gather<S: FrameStore + ?Sized, A: Accum>(
+    s: &S,
+    acc: &A,
+    frame: FrameId,
+    time: i64,
+) -> Result<LinkAt, ArenaError> {
+    Ok(match acc.gather(s, frame, time)? {
         LinkAt::Sample(st) if st.parent == NO_FRAME => LinkAt::Failed(CacheError::NoData { time }),
         other => other,
     })
 }
 
-/// Frames whose links tf2's source pass composed, in order, as the walk records them to find
-/// where the target pass joins the source chain. Chains longer than this are not recorded
-/// (the walk then reads every link with tf2's slerp).
-const RECORDED: usize = 64;
-
-/// A walk's result: the resolved time, the raw (not canonicalised) `T_target_source`, and
-/// where the two passes met.
-#[derive(Clone, Copy, Debug)]
-struct Walked {
-    time: i64,
-    raw: Transform,
-    /// With [`Accum::Close`], when the source pass's guess `exact_from` was not where the two
-    /// passes met (so its reads were not those of a walk that knew): the guess to walk again
-    /// with.
-    redo: Option<Redo>,
-}
-
-/// Why a [`Accum::Close`] walk must run again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Redo {
-    /// With this `exact_from` (`NO_FRAME`: the passes do not meet below the top).
-    From(FrameId),
-    /// The source chain was too long to record: with tf2's slerp on every link.
-    Exact,
-}
-
-/// tf2's `walkToTopParent` with `TransformAccum` (`Exact`, `Close`) or `CanTransformAccum`
-/// (`Parents`, only parents and coverage).
+/// tf2's `walkToTopParent(accum, time, target, source, error, frame_chain)`: returns the
+/// time walked at (0 resolved to the latest common time unless `resolved`: the caller ran it),
+/// the result left in `acc`.
 ///
-/// With `Close`, links below the common ancestor are read with the store's close read, and
-/// the links from the common ancestor up to the top with tf2's slerp, literally: tf2 composes
-/// those into both passes' accumulators, where they cancel in the result only up to rounding,
-/// and that rounding is tf2's answer (with a UTM-sized translation above a fork, or a result
-/// on a sign decision of the matrix round trip, close reads there would not give tf2's bits).
-/// The target pass finds the ancestor itself (its first frame on the source chain); the
-/// source pass runs first and takes `exact_from`, the ancestor a previous walk of this pair
-/// found, as its guess (`NO_FRAME`: none). A wrong guess costs a second walk, never a
-/// different answer ([`Walked::redo`]): the links read with tf2's slerp are always exactly
-/// those from the ancestor up.
+/// With `frame_chain`, also fills it with tf2's `frame_chain`: the frames the walk passed,
+/// source side first, pruned where the two passes meet exactly as tf2 prunes them (for
+/// [`chain_as_vector`]). Unchanged on failure only in what tf2 leaves unspecified.
 #[inline(always)]
-fn walk<S: FrameStore + ?Sized>(
+fn walk<S: FrameStore + ?Sized, A: Accum>(
     s: &S,
     target: FrameId,
     source: FrameId,
     time: i64,
-    accum: Accum,
-    exact_from: FrameId,
-    latest: Option<&Kept>,
-) -> Result<Walked, Fail> {
-    walk_chain(s, target, source, time, accum, exact_from, latest, None)
-}
-
-/// [`walk`] that, with `chain`, also fills it with tf2's `frame_chain` out-parameter of
-/// `walkToTopParent`: the frames the walk passed, source side first, pruned where the two
-/// passes meet exactly as tf2 prunes them (for [`chain_as_vector`]). Unchanged on failure
-/// only in what tf2 leaves unspecified.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn walk_chain<S: FrameStore + ?Sized>(
-    s: &S,
-    target: FrameId,
-    source: FrameId,
-    time: i64,
-    accum: Accum,
-    exact_from: FrameId,
-    latest: Option<&Kept>,
+    resolved: bool,
+    acc: &mut A,
     mut frame_chain: Option<&mut Vec<FrameId>>,
-) -> Result<Walked, Fail> {
-    let interpolate = accum != Accum::Parents;
-    let close = accum == Accum::Close;
+) -> Result<i64, Fail> {
     if let Some(c) = frame_chain.as_deref_mut() {
         c.clear();
     }
     if source == target {
-        return Ok(Walked {
-            time,
-            raw: Transform::IDENTITY,
-            redo: None,
-        });
+        acc.finalize(WalkEnding::Identity);
+        return Ok(time);
     }
-    // Time 0: the latest common time, keeping the newest samples it read (unless the caller
-    // resolved it: then `time` is that time and `latest` what it kept).
-    let mut kept_store: Kept;
-    let (time, kept) = match latest {
-        Some(k) => (time, Some(k)),
-        None if time == 0 => {
-            kept_store = Kept::new(s);
-            let time = latest_common_time(s, target, source, Some(&mut kept_store))?;
-            (time, Some(&kept_store))
-        }
-        None => (time, None),
+    let time = if time == 0 && !resolved {
+        latest_common_time(s, target, source, None)?
+    } else {
+        time
     };
 
     // Source pass.
     let mut frame = source;
     let mut top = frame;
     let mut depth = 0u32;
-    let mut source_acc = Transform::IDENTITY;
     let mut source_failure = None;
-    // With `Close`: the frames composed, and from which index on they were read exactly.
-    let mut chain = ArrayVec::<FrameId, RECORDED>::new();
-    let mut exact_at = usize::MAX;
-    let mut mode = accum;
-    // The passes do not meet below the top: right if the source pass read no link exactly.
-    let no_fork = |time, raw, exact_at| {
-        Ok(Walked {
-            time,
-            raw,
-            redo: (exact_at != usize::MAX).then_some(Redo::From(NO_FRAME)),
-        })
-    };
     while frame != NO_FRAME {
         if let Some(c) = frame_chain.as_deref_mut() {
             c.push(frame);
         }
-        if close && frame == exact_from {
-            (mode, exact_at) = exact_from_here(exact_at, depth);
-        }
-        match gather(s, frame, time, mode, kept)? {
+        match gather(s, acc, frame, time)? {
             LinkAt::NoCache => {
                 top = frame;
                 break;
@@ -276,15 +328,10 @@ fn walk_chain<S: FrameStore + ?Sized>(
             }
             LinkAt::Sample(st) => {
                 if frame == target {
-                    return no_fork(time, source_acc, exact_at);
+                    acc.finalize(WalkEnding::TargetParentOfSource);
+                    return Ok(time);
                 }
-                if interpolate {
-                    source_acc = accumulate(&st.transform, &source_acc);
-                }
-                if close {
-                    // Full: the chain is too long to record (`overflow` below).
-                    let _ = chain.try_push(frame);
-                }
+                acc.accum(true, &st.transform);
                 top = frame;
                 frame = st.parent;
                 depth += 1;
@@ -294,28 +341,16 @@ fn walk_chain<S: FrameStore + ?Sized>(
             }
         }
     }
-    let recorded = &chain[..];
-    let overflow = close && depth as usize > RECORDED;
 
     // Target pass.
     let mut frame = target;
     let mut depth = 0u32;
-    let mut target_acc = Transform::IDENTITY;
-    let mut mode = accum;
-    let mut met = usize::MAX;
     let mut reverse_chain = Vec::new();
     while frame != top {
         if frame_chain.is_some() {
             reverse_chain.push(frame);
         }
-        if close && mode == Accum::Close && frame != source {
-            // The common ancestor: every link from here up is composed into both passes.
-            if let Some(i) = recorded.iter().position(|&f| f == frame) {
-                mode = Accum::Exact;
-                met = i;
-            }
-        }
-        match gather(s, frame, time, mode, kept)? {
+        match gather(s, acc, frame, time)? {
             LinkAt::NoCache => break,
             // A failure here wins even if the link lies above the common ancestor (#832).
             LinkAt::Failed(e) => return Err(Fail::Cache(e)),
@@ -324,11 +359,10 @@ fn walk_chain<S: FrameStore + ?Sized>(
                     if let Some(c) = frame_chain {
                         std::mem::swap(c, &mut reverse_chain);
                     }
-                    return no_fork(time, inverse(&target_acc), exact_at);
+                    acc.finalize(WalkEnding::SourceParentOfTarget);
+                    return Ok(time);
                 }
-                if interpolate {
-                    target_acc = accumulate(&st.transform, &target_acc);
-                }
+                acc.accum(false, &st.transform);
                 frame = st.parent;
                 depth += 1;
                 if depth > MAX_GRAPH_DEPTH {
@@ -346,22 +380,8 @@ fn walk_chain<S: FrameStore + ?Sized>(
     if let Some(c) = frame_chain {
         prune_chain(c, &reverse_chain);
     }
-    let redo = if overflow {
-        Some(Redo::Exact)
-    } else if met != exact_at {
-        Some(Redo::From(recorded.get(met).copied().unwrap_or(NO_FRAME)))
-    } else {
-        None
-    };
-    // A target pass that composed nothing (a root target) finalizes with the identity, worked
-    // out. Equal to the literal product for a finite translation; a `Close` walk's result with
-    // a non-finite one is never used ([`lookup_ids`] walks again with `Exact`, literal here).
-    let raw = if close && depth == 0 {
-        identity_inverse_times(&source_acc)
-    } else {
-        inverse_times(&target_acc, &source_acc)
-    };
-    Ok(Walked { time, raw, redo })
+    acc.finalize(WalkEnding::FullPath);
+    Ok(time)
 }
 
 /// tf2's pruning of a full path's `frame_chain` in `walkToTopParent`, literally: compare the
@@ -394,15 +414,6 @@ pub(crate) fn cut_chain(chain: &mut Vec<FrameId>, other: &[FrameId]) -> Option<u
     (m < other.len()).then_some(m)
 }
 
-/// The source pass of a `Close` walk reaching its guess `exact_from` at `depth`: from here up
-/// it reads with tf2's slerp. Out of line and cold: the test on every link stays a branch that
-/// is not taken, rather than the updates made branch-free on every link.
-#[cold]
-#[inline(never)]
-fn exact_from_here(exact_at: usize, depth: u32) -> (Accum, usize) {
-    (Accum::Exact, exact_at.min(depth as usize))
-}
-
 /// The source chain's `(newest stamp, newest parent)` list of tf2's `getLatestCommonTime`:
 /// 32 entries on the stack (not initialised until pushed), spilling to the heap only for
 /// deeper chains (or loops).
@@ -410,18 +421,7 @@ type ChainList = SmallVec<[(i64, FrameId); 32]>;
 
 /// Links whose newest samples the latest common time read are kept for the walk at that time
 /// (the first this many; further ones are read again).
-const KEPT: usize = 16;
-
-/// Why [`Kept::at`] does not answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Unkept {
-    /// The frame was not read by the latest common time (or not kept: more than [`KEPT`]).
-    Frame,
-    /// The store gave no transform with the newest sample.
-    Transform,
-    /// The newest sample is newer than the time (a link faster than the others).
-    Newer,
-}
+pub(crate) const KEPT: usize = 16;
 
 /// The newest samples [`latest_common_time`] read ([`FrameStore::latest_link`]), for the walk
 /// at the latest common time to reuse where a newest sample is the link at that time, with
@@ -470,31 +470,42 @@ impl Kept {
         Ok(link)
     }
 
-    /// `frame`'s link at `time` where what was kept of it is that link (a frame without
-    /// cache; a newest sample that is the link at `time`); otherwise why not.
-    #[inline(always)]
-    fn at(&self, frame: FrameId, time: i64) -> Result<LinkAt, Unkept> {
-        let i = self
-            .frames
-            .iter()
-            .position(|&f| f == frame)
-            .ok_or(Unkept::Frame)?;
-        let Some(link) = &self.links[i] else {
-            return Ok(LinkAt::NoCache);
-        };
-        if link.transform.is_none() {
-            return Err(Unkept::Transform);
+    /// What the kept newest samples were read from.
+    fn read_from(&self) -> ReadFrom<'_> {
+        ReadFrom {
+            store_version: self.store_version.get(),
+            frames: &self.frames,
+            versions: &self.versions,
         }
-        Ok(LinkAt::Sample(Sample {
-            stamp: time,
-            parent: link.parent,
-            transform: link.at(time).ok_or(Unkept::Newer)?,
-        }))
     }
 
-    /// Whether every link up to the last kept frame was kept.
-    fn full(&self) -> bool {
-        self.frames.is_full()
+    /// `frame`'s link at `time` where what was kept of it is that link (a frame without
+    /// cache; a newest sample that is the link at `time`); `None` otherwise, and the walk reads
+    /// the link. A frame the latest common time did not read (a parent at `time` other than
+    /// the newest one, or past [`KEPT`] links) means the answer depends on a link whose change
+    /// count was not loaded, so no answer can be kept.
+    #[inline(always)]
+    fn at(&self, frame: FrameId, time: i64) -> Option<LinkAt> {
+        let Some(i) = self.frames.iter().position(|&f| f == frame) else {
+            self.store_version.set(None);
+            if !self.frames.is_full() {
+                declined(|d| &mut d.kept_newest);
+            }
+            return None;
+        };
+        let Some(link) = &self.links[i] else {
+            return Some(LinkAt::NoCache);
+        };
+        if link.transform.is_none() {
+            declined(|d| &mut d.kept_newest);
+            return None;
+        }
+        // `None`: the newest sample is newer than `time` (a link faster than the others).
+        Some(LinkAt::Sample(Sample {
+            stamp: time,
+            parent: link.parent,
+            transform: link.at(time)?,
+        }))
     }
 }
 
@@ -663,72 +674,74 @@ fn identity_stamp<S: FrameStore + ?Sized>(s: &S, id: Option<FrameId>) -> Result<
 }
 
 /// tf2's lookup on resolved, different ids: `T_target_source` with its rotation canonicalised
-/// as ROS 2's matrix round trip does, and the stamp.
-///
-/// The walk reads links with the store's close read ([`FrameStore::link_at_close`]), and its
-/// result is canonicalised without the matrix ([`canonicalize_clear`]). Where that cannot
-/// decide — a non-finite component (an accepted infinite translation: its NaNs depend on
-/// every operation tf2 performs) or a rotation within rounding of one of the round trip's
-/// sign decisions — the walk runs again with tf2's slerp on every link and the exact trip, so
-/// the answer is tf2's own there.
-///
-/// At time 0 the latest common time is resolved here, so that a second walk reuses it, and
-/// with `keep` the answer is kept in `rec` with the counts it was read from (see
-/// [`Recorded`]).
+/// as ROS 2's matrix round trip does, and the stamp. At time 0 the latest common time is
+/// resolved here, so that a second walk reuses it, and the answer is handed to `keep` with
+/// what it was read from (a caller that keeps it: [`crate::FramePair`]).
 #[inline(always)]
 fn lookup_ids<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
     time: i64,
-    rec: &mut Recorded,
-    keep: bool,
+    keep: impl FnOnce(ReadFrom<'_>, (i64, Transform)),
 ) -> Result<(i64, Transform), Fail> {
     if time != 0 {
-        return lookup_at(s, target, source, time, &mut rec.ancestor, None);
+        return lookup_at(s, target, source, time, None);
     }
     let mut kept = Kept::new(s);
     let time = latest_common_time(s, target, source, Some(&mut kept))?;
-    let answer = lookup_at(s, target, source, time, &mut rec.ancestor, Some(&kept))?;
-    if keep {
-        declined(|d| &mut d.kept_answer);
-        rec.keep_answer(&kept, answer);
-    }
+    let answer = lookup_at(s, target, source, time, Some(&kept))?;
+    keep(kept.read_from(), answer);
     Ok(answer)
 }
 
-/// [`lookup_ids`] at a resolved time (`latest`: the newest samples its latest common time
-/// read, when `time` is one).
+/// What a time-0 answer was read from: the store's count and each link's, loaded before the
+/// samples they cover ([`FrameStore::store_version`], [`FrameStore::link_version`]);
+/// `store_version` is `None` when they are not all known (then the answer cannot be kept).
+pub(crate) struct ReadFrom<'k> {
+    pub(crate) store_version: Option<u64>,
+    pub(crate) frames: &'k [FrameId],
+    pub(crate) versions: &'k [u64],
+}
+
+/// For a caller that keeps no answer.
+pub(crate) fn keep_nothing(_: ReadFrom<'_>, _: (i64, Transform)) {}
+
+/// The largest translation component that may cancel in a full path's result (both passes
+/// composed it: the links from the common ancestor up) for a series walk's answer to be
+/// given: the cancellation's rounding is then below 1e-13 m, whichever slerp rounded the
+/// links (tf2 itself keeps only rounding of this size).
+const SERIES_CANCELLATION_LIMIT: f64 = 256.0;
+
+/// The choice between the two rounding regimes, made here alone: [`lookup_ids`] at a resolved
+/// time (`latest`: the newest samples its latest common time read, when `time` is one).
+///
+/// The walk reads links with the store's close read ([`Series`]: a series slerp, equal to
+/// tf2's up to rounding, at about a third of its cost), and its result is canonicalised
+/// without the matrix ([`canonicalize_clear`]). Where rounding could show — a non-finite
+/// component (an accepted infinite translation: its NaNs depend on every operation tf2
+/// performs), a rotation within rounding of one of the round trip's sign decisions, or a
+/// full path whose passes both composed a translation above [`SERIES_CANCELLATION_LIMIT`]
+/// (its cancellation keeps rounding of that size: a UTM-sized link above a fork) — the walk
+/// runs again with tf2's slerp on every link and the exact trip, so the answer is tf2's own.
 #[inline(always)]
 fn lookup_at<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
     time: i64,
-    ancestor: &mut FrameId,
     latest: Option<&Kept>,
 ) -> Result<(i64, Transform), Fail> {
-    let mut w = walk(s, target, source, time, Accum::Close, *ancestor, latest)?;
-    match w.redo {
-        None => {}
-        Some(Redo::From(a)) => {
-            declined(|d| &mut d.ancestor_guess);
-            *ancestor = a;
-            w = walk(s, target, source, time, Accum::Close, a, latest)?;
-            if w.redo.is_some() {
-                // The tree changed between the two walks.
-                return exact_lookup_ids(s, target, source, time, latest);
-            }
-        }
-        Some(Redo::Exact) => return exact_lookup_ids(s, target, source, time, latest),
-    }
-    let (stamp, raw) = (w.time, w.raw);
-    if raw.translation.iter().all(|v| v.is_finite()) {
+    let mut acc = TransformAccum::<Series>::new(latest);
+    let time = walk(s, target, source, time, latest.is_some(), &mut acc, None)?;
+    let raw = acc.result;
+    if acc.cancelled <= SERIES_CANCELLATION_LIMIT && raw.translation.iter().all(|v| v.is_finite()) {
         if let Some(rotation) = canonicalize_clear(&raw.rotation) {
+            let translation = raw.translation;
             return Ok((
-                stamp,
+                time,
                 Transform {
-                    translation: raw.translation,
+                    translation,
                     rotation,
                 },
             ));
@@ -747,10 +760,11 @@ fn exact_lookup_ids<S: FrameStore + ?Sized>(
     time: i64,
     latest: Option<&Kept>,
 ) -> Result<(i64, Transform), Fail> {
-    let w = walk(s, target, source, time, Accum::Exact, NO_FRAME, latest)?;
-    let (stamp, raw) = (w.time, w.raw);
+    let mut acc = TransformAccum::<Tf2>::new(latest);
+    let time = walk(s, target, source, time, true, &mut acc, None)?;
+    let raw = acc.result;
     Ok((
-        stamp,
+        time,
         Transform {
             translation: raw.translation,
             rotation: canonicalize_unit(&raw.rotation),
@@ -788,8 +802,9 @@ pub(crate) fn lookup_raw<S: FrameStore + ?Sized>(
     }
     let target_id = validate_lookup_arg(s, "target_frame", target)?;
     let source_id = validate_lookup_arg(s, "source_frame", source)?;
-    walk(s, target_id, source_id, time, Accum::Exact, NO_FRAME, None)
-        .map(|w| (w.time, w.raw))
+    let mut acc = TransformAccum::<Tf2>::new(None);
+    walk(s, target_id, source_id, time, false, &mut acc, None)
+        .map(|time| (time, acc.result))
         .map_err(|f| to_error(s, f, target_id, source_id))
 }
 
@@ -798,8 +813,8 @@ pub(crate) fn lookup_raw<S: FrameStore + ?Sized>(
 pub(crate) type Resolved = ((i64, Transform), Option<(FrameId, FrameId)>);
 
 /// tf2's string `lookupTransformImpl`, canonicalised (see [`lookup_ids`]), with the ids the
-/// names resolved to, for callers that keep them ([`crate::FramePair`]); `rec` as for
-/// [`lookup_transform_recorded`] (`keep`: whether to keep a time-0 answer in it).
+/// names resolved to, for callers that keep them ([`crate::FramePair`]); `keep` as for
+/// [`lookup_ids_checked`].
 ///
 /// # Errors
 /// As [`lookup_transform`].
@@ -809,15 +824,14 @@ pub(crate) fn lookup_transform_resolving<S: FrameStore + ?Sized>(
     target: &str,
     source: &str,
     time: i64,
-    rec: &mut Recorded,
-    keep: bool,
+    keep: impl FnOnce(ReadFrom<'_>, (i64, Transform)),
 ) -> Result<Resolved, TransformError> {
     if target == source {
         return Ok((identity_answer(s, s.frame_id(target)?, time)?, None));
     }
     let target_id = validate_lookup_arg(s, "target_frame", target)?;
     let source_id = validate_lookup_arg(s, "source_frame", source)?;
-    let answer = lookup_ids(s, target_id, source_id, time, rec, keep)
+    let answer = lookup_ids(s, target_id, source_id, time, keep)
         .map_err(|f| to_error(s, f, target_id, source_id))?;
     Ok((answer, Some((target_id, source_id))))
 }
@@ -845,7 +859,7 @@ pub fn lookup_transform<'a, S: FrameStore + ?Sized>(
     time: i64,
 ) -> Result<TransformStamped<'a>, TransformError> {
     let ((stamp, transform), _) =
-        lookup_transform_resolving(s, target, source, time, &mut Recorded::default(), false)?;
+        lookup_transform_resolving(s, target, source, time, keep_nothing)?;
     Ok(TransformStamped {
         stamp,
         frame_id: target,
@@ -869,29 +883,22 @@ pub fn lookup_transform_ids<S: FrameStore + ?Sized>(
     source: FrameId,
     time: i64,
 ) -> Result<(i64, Transform), TransformError> {
-    lookup_transform_recorded(s, target, source, time, &mut Recorded::default())
+    lookup_ids_checked(s, target, source, time, keep_nothing)
 }
 
-/// [`lookup_transform_ids`] for a caller that keeps what the walk recorded between calls
-/// ([`Recorded`]), which must be of this (`target`, `source`) pair in this store instance.
-/// Any content gives the same answer; the right one saves a second walk on a fork, and at
-/// time 0 the whole walk while no link the kept answer was read from changed.
+/// [`lookup_transform_ids`] handing a time-0 answer to `keep` with what it was read from
+/// (see [`lookup_ids`]).
 ///
 /// # Errors
 /// As [`lookup_transform`].
 #[inline(always)]
-pub(crate) fn lookup_transform_recorded<S: FrameStore + ?Sized>(
+pub(crate) fn lookup_ids_checked<S: FrameStore + ?Sized>(
     s: &S,
     target: FrameId,
     source: FrameId,
     time: i64,
-    rec: &mut Recorded,
+    keep: impl FnOnce(ReadFrom<'_>, (i64, Transform)),
 ) -> Result<(i64, Transform), TransformError> {
-    if time == 0 {
-        if let Some(answer) = rec.kept_latest(s) {
-            return Ok(answer);
-        }
-    }
     if target == source {
         return Ok(identity_answer(
             s,
@@ -907,88 +914,7 @@ pub(crate) fn lookup_transform_recorded<S: FrameStore + ?Sized>(
             )));
         }
     }
-    lookup_ids(s, target, source, time, rec, true).map_err(|f| to_error(s, f, target, source))
-}
-
-/// What a caller that repeats one lookup keeps between calls ([`crate::FramePair`]): where
-/// the last walk found the two passes to meet, and the last time-0 answer with what it was
-/// read from.
-///
-/// The answer at time 0 depends only on the samples of the links the latest common time and
-/// the walk at that time read; an answer is kept only when the walk read no link the latest
-/// common time did not (it may, where a link's parent at that time is not its newest one).
-/// Those samples change only with a sample stored for one of these frames or a `clear()`. The store counts
-/// both, after the change is visible ([`FrameStore::link_version`],
-/// [`FrameStore::store_version`]); the counts are loaded before the samples they cover and
-/// only grow. So while every count is what it was, a walk now would read what the kept one
-/// read, and the kept answer is given without walking. A count that moved (a write racing the
-/// walk included) means a walk.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Recorded {
-    /// Where the last walk found the two passes to meet (the frame from which links are read
-    /// with tf2's slerp, see [`walk`]; `NO_FRAME` for none).
-    pub(crate) ancestor: FrameId,
-    /// Room for the last time-0 answer, made by [`Recorded::make_room`] (boxed: the names
-    /// API keeps a table of pairs); `None`: no answer is kept.
-    latest: Option<Box<KeptAnswer>>,
-}
-
-/// A time-0 answer and the counts it was read from (see [`Recorded`]).
-#[derive(Clone, Debug, Default)]
-struct KeptAnswer {
-    store_version: u64,
-    frames: ArrayVec<FrameId, KEPT>,
-    versions: ArrayVec<u64, KEPT>,
-    /// `None`: nothing kept.
-    answer: Option<(i64, Transform)>,
-}
-
-impl KeptAnswer {
-    /// Whether no count the answer was read from has moved.
-    #[inline(always)]
-    fn holds<S: FrameStore + ?Sized>(&self, s: &S) -> bool {
-        s.store_version() == Some(self.store_version)
-            && s.links_unchanged(&self.frames, &self.versions)
-    }
-}
-
-impl Recorded {
-    /// The kept time-0 answer, if every count it was read from is unchanged in `s` (the store
-    /// instance it was read from).
-    #[inline(always)]
-    pub(crate) fn kept_latest<S: FrameStore + ?Sized>(&self, s: &S) -> Option<(i64, Transform)> {
-        let k = self.latest.as_deref()?;
-        let answer = k.answer?;
-        k.holds(s).then_some(answer)
-    }
-
-    /// Keeps `answer`, read at the latest common time of which `kept` holds what was read,
-    /// or forgets the kept answer when the counts are not all known.
-    fn keep_answer(&mut self, kept: &Kept, answer: (i64, Transform)) {
-        let Some(room) = self.latest.as_deref_mut() else {
-            return;
-        };
-        match kept.store_version.get() {
-            Some(store_version) => {
-                room.store_version = store_version;
-                room.frames.clone_from(&kept.frames);
-                room.versions.clone_from(&kept.versions);
-                room.answer = Some(answer);
-            }
-            None => room.answer = None,
-        }
-    }
-
-    /// Forgets everything recorded (the pair is resolved again, in another store instance)
-    /// and makes room for a time-0 answer if there is none: the pair's first lookup may
-    /// allocate, later ones do not.
-    pub(crate) fn forget_and_make_room(&mut self) {
-        self.ancestor = NO_FRAME;
-        match self.latest.as_deref_mut() {
-            Some(k) => k.answer = None,
-            None => self.latest = Some(Box::default()),
-        }
-    }
+    lookup_ids(s, target, source, time, keep).map_err(|f| to_error(s, f, target, source))
 }
 
 /// tf2 `BufferCore::lookupTransform(target, target_time, source, source_time, fixed)`
@@ -1037,17 +963,9 @@ pub(crate) fn frame_chain<S: FrameStore + ?Sized>(
     time: i64,
 ) -> Result<Vec<FrameId>, TransformError> {
     let mut chain = Vec::new();
-    walk_chain(
-        s,
-        target,
-        source,
-        time,
-        Accum::Exact,
-        NO_FRAME,
-        None,
-        Some(&mut chain),
-    )
-    .map_err(|f| to_error(s, f, target, source))?;
+    let mut acc = TransformAccum::<Tf2>::new(None);
+    walk(s, target, source, time, false, &mut acc, Some(&mut chain))
+        .map_err(|f| to_error(s, f, target, source))?;
     Ok(chain)
 }
 
@@ -1061,7 +979,7 @@ fn can_transform_ids<S: FrameStore + ?Sized>(
     if target == source {
         return Ok(());
     }
-    walk(s, target, source, time, Accum::Parents, NO_FRAME, None)
+    walk(s, target, source, time, false, &mut CanTransformAccum, None)
         .map(|_| ())
         .map_err(|f| to_error(s, f, target, source))
 }

@@ -5,10 +5,10 @@
 // Each test binary uses a different part.
 #![allow(dead_code)]
 
-use tf_shm::error::{ArenaError, TransformError};
-use tf_shm::store::{FrameStore, HistorySpan, LinkAt};
+use tf_shm::error::ArenaError;
+use tf_shm::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
 use tf_shm::validate::TransformInput;
-use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FrameId, TransformStamped};
+use tf_shm::{Arena, ArenaConfig, ArenaView, ArenaWriter, FrameId};
 
 use crate::vec_store::{ns, VecStore};
 
@@ -103,6 +103,9 @@ impl<const SHARED: bool> FrameStore for ArenaStore<SHARED> {
     fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
         self.view.frame_name(id)
     }
+    fn instance(&self) -> Option<[u8; 16]> {
+        self.view.instance()
+    }
     fn frame_count(&self) -> FrameId {
         self.view.frame_count()
     }
@@ -124,13 +127,36 @@ impl<const SHARED: bool> FrameStore for ArenaStore<SHARED> {
     fn cache_time_ns(&self) -> i64 {
         self.view.cache_time_ns()
     }
-    fn lookup_names<'a>(
+    fn link_at_within(
         &self,
-        target: &'a str,
-        source: &'a str,
+        id: FrameId,
         time: i64,
-    ) -> Result<TransformStamped<'a>, TransformError> {
-        self.view.lookup_names(target, source, time)
+        interpolate: bool,
+        limit: HistoryLimit,
+    ) -> Result<LinkAt, ArenaError> {
+        self.view.link_at_within(id, time, interpolate, limit)
+    }
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.view.history_span_within(id, limit)
+    }
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        self.view.link_at_close(id, time)
+    }
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        self.view.latest_link(id)
+    }
+    fn link_version(&self, id: FrameId) -> Option<u64> {
+        self.view.link_version(id)
+    }
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        self.view.links_unchanged(frames, versions)
+    }
+    fn store_version(&self) -> Option<u64> {
+        self.view.store_version()
     }
 }
 

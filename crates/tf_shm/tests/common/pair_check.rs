@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use tf_shm::error::ArenaError;
-use tf_shm::store::{FrameStore, HistorySpan, LinkAt};
+use tf_shm::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
 use tf_shm::{ArenaView, FrameId, FramePair, Transform};
 
 /// An arena view whose walk interpolates every link with tf2's slerp, literally: the view's
@@ -22,6 +22,10 @@ impl FrameStore for Tf2Slerp<'_> {
     }
     fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
         self.0.frame_name(id)
+    }
+    fn instance(&self) -> Option<[u8; 16]> {
+        // The reference keeps nothing between lookups.
+        None
     }
     fn frame_count(&self) -> FrameId {
         self.0.frame_count()
@@ -43,6 +47,40 @@ impl FrameStore for Tf2Slerp<'_> {
     }
     fn cache_time_ns(&self) -> i64 {
         self.0.cache_time_ns()
+    }
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        limit: HistoryLimit,
+    ) -> Result<LinkAt, ArenaError> {
+        self.0.link_at_within(id, time, interpolate, limit)
+    }
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.0.history_span_within(id, limit)
+    }
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        // The reference: tf2's slerp, not the arena's close read.
+        self.link_at(id, time, true)
+    }
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        Ok(self
+            .latest_time_and_parent(id)?
+            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
+    }
+    fn link_version(&self, _id: FrameId) -> Option<u64> {
+        None
+    }
+    fn links_unchanged(&self, _frames: &[FrameId], _versions: &[u64]) -> bool {
+        false
+    }
+    fn store_version(&self) -> Option<u64> {
+        None
     }
 }
 

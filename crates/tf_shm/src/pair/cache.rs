@@ -18,7 +18,7 @@
 
 use std::cell::Cell;
 
-use crate::view::FramePair;
+use super::FramePair;
 
 const SETS: usize = 64;
 const WAYS: usize = 4;
