@@ -19,7 +19,7 @@
 #   --reps 0 measures restarts only. --old-profile/--new-profile: a Fast DDS XML profile for that
 #   arm's bridge processes only (FASTRTPS_DEFAULT_PROFILES_FILE in the bridge's environment; the
 #   publisher and every other participant keep Fast DDS's defaults); `@ID@` in it becomes a DDS
-#   participant id that alternates between 20 and 21 from one start to the next, so a restarted
+#   participant id that cycles through 20..27 from one start to the next, so a restarted
 #   bridge never takes its SIGKILLed predecessor's id (and with it its ports), e.g.
 #   scripts/bridge_restart_profile.xml.
 #
@@ -110,7 +110,7 @@ start_bridge() { # arm log
   if [[ -n $profile ]]; then
     local n=${starts[$1]:-0}
     starts[$1]=$((n + 1))
-    sed "s/@ID@/$((20 + n % 2))/" "$profile" >"$logs/profile_$1.$n.xml"
+    sed "s/@ID@/$((20 + n % 8))/" "$profile" >"$logs/profile_$1.$n.xml"
     env=(FASTRTPS_DEFAULT_PROFILES_FILE="$logs/profile_$1.$n.xml")
   fi
   env "${env[@]}" TF_SHM_RUNTIME_DIR="$logs/rs_$1" "$b" 2>"$2" &
