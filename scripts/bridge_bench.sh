@@ -14,7 +14,14 @@
 #     (its "start-up:" log line) splits that time into phases.
 #
 #   scripts/bridge_bench.sh [--old BIN] [--new BIN] [--window S] [--reps R] [--restarts K]
-#     defaults: target/old/tf_shm_bridge, target/release/tf_shm_bridge, 20, 5, 10
+#                           [--old-profile XML] [--new-profile XML]
+#     defaults: target/old/tf_shm_bridge, target/release/tf_shm_bridge, 20, 5, 10, none, none
+#   --reps 0 measures restarts only. --old-profile/--new-profile: a Fast DDS XML profile for that
+#   arm's bridge processes only (FASTRTPS_DEFAULT_PROFILES_FILE in the bridge's environment; the
+#   publisher and every other participant keep Fast DDS's defaults); `@ID@` in it becomes a DDS
+#   participant id that cycles through 20..27 from one start to the next, so a restarted
+#   bridge never takes its SIGKILLed predecessor's id (and with it its ports), e.g.
+#   scripts/bridge_restart_profile.xml.
 #
 # The old binary: the bridge of commit cfcc03c, e.g.
 #   git worktree add /tmp/bridge-old cfcc03c && (cd /tmp/bridge-old &&
@@ -25,6 +32,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${CARGO_TARGET_DIR:-$root/target}/release
 old=$root/target/old/tf_shm_bridge new=$bin/tf_shm_bridge window=20 reps=5 restarts=10 inner=0
+old_profile='' new_profile=''
 while (($#)); do
   case $1 in
     --in-netns) inner=1; shift ;;
@@ -33,10 +41,14 @@ while (($#)); do
     --window) window=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --restarts) restarts=$2; shift 2 ;;
+    --old-profile) old_profile=$(realpath "$2"); shift 2 ;;
+    --new-profile) new_profile=$(realpath "$2"); shift 2 ;;
     *) echo "usage: $0 [--old BIN] [--new BIN] [--window S] [--reps R] [--restarts K]" >&2; exit 2 ;;
   esac
 done
 args=(--old "$old" --new "$new" --window "$window" --reps "$reps" --restarts "$restarts")
+[[ -n $old_profile ]] && args+=(--old-profile "$old_profile")
+[[ -n $new_profile ]] && args+=(--new-profile "$new_profile")
 
 if ((!inner)); then
   [[ $EUID == 0 ]] || { echo "bridge_bench.sh: needs root (loopback-only network namespace)" >&2; exit 1; }
@@ -90,10 +102,18 @@ pids=()
 
 # 2. Fresh data after a restart, old and new in turn.
 arms=(old new)
+declare -A starts=()
 start_bridge() { # arm log
-  local b=$new
-  [[ $1 == old ]] && b=$old
-  TF_SHM_RUNTIME_DIR="$logs/rs_$1" "$b" 2>"$2" &
+  local b=$new profile=$new_profile
+  [[ $1 == old ]] && b=$old profile=$old_profile
+  local env=()
+  if [[ -n $profile ]]; then
+    local n=${starts[$1]:-0}
+    starts[$1]=$((n + 1))
+    sed "s/@ID@/$((20 + n % 8))/" "$profile" >"$logs/profile_$1.$n.xml"
+    env=(FASTRTPS_DEFAULT_PROFILES_FILE="$logs/profile_$1.$n.xml")
+  fi
+  env "${env[@]}" TF_SHM_RUNTIME_DIR="$logs/rs_$1" "$b" 2>"$2" &
   cur[$1]=$!
 }
 python3 "$root/tests/ros/tf_faults_publisher.py" live 100 >"$logs/pub.log" 2>&1 & pids+=($!)

@@ -18,10 +18,11 @@ def pct(r):
     return 100.0 * r["cpu_ns"] / r["wall_ns"]
 
 
-print(
-    "| rep | old: µs CPU / message | new: µs CPU / message | new/old | old: % of a core | new: % of a core |"
-)
-print("|---:|---:|---:|---:|---:|---:|")
+if cpu:
+    print(
+        "| rep | old: µs CPU / message | new: µs CPU / message | new/old | old: % of a core | new: % of a core |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
 by_rep = {}
 for r in cpu:
     by_rep.setdefault(r["rep"], {})[r["bridge"]] = r
@@ -78,14 +79,17 @@ for which in ("old", "new"):
             f"**{statistics.median(v):.0f}** | {v[-1]:.0f} | {', '.join(f'{x:.0f}' for x in v)} |"
         )
 print()
-print("New bridge's start-up, ms after the kill (median [min–max] over restarts):")
+print("Start-up timelines, ms after the kill (median [min–max] over restarts):")
 print()
-print("| phase end | new |")
-print("|---|---:|")
-ph = {w: [p for p in map(phases, (r for r in restarts if r["bridge"] == w)) if p] for w in ("new",)}
+print("| phase end | old | new |")
+print("|---|---:|---:|")
+ph = {
+    w: [p for p in map(phases, (r for r in restarts if r["bridge"] == w)) if p]
+    for w in ("old", "new")
+}
 for name in ("main",) + PHASES:
     cells = []
-    for w in ("new",):
+    for w in ("old", "new"):
         v = [p[name] for p in ph[w] if name in p]
         cells.append(f"{statistics.median(v):.0f} [{min(v):.0f}–{max(v):.0f}]" if v else "—")
-    print(f"| {name} | {cells[0]} |")
+    print(f"| {name} | {cells[0]} | {cells[1]} |")
