@@ -207,8 +207,8 @@ pub unsafe extern "C" fn tf_shm_tail_poll(
                 .map(|s| (s, true))
                 .chain(arrived.dynamic.iter().map(|s| (s, false)));
             for (&(child, s), is_static) in items {
-                if !authorities.contains_key(&child) {
-                    authorities.insert(child, c_string(&tail::authority(&view, child)?));
+                if let std::collections::hash_map::Entry::Vacant(e) = authorities.entry(child) {
+                    e.insert(c_string(&tail::authority(&view, child)?));
                 }
                 let parent = st.name(&view, s.parent)?;
                 let child_name = st.name(&view, child)?;
