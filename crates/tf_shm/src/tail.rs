@@ -148,8 +148,9 @@ impl Tail {
     pub fn follow(&mut self, buffer: &Buffer) -> Result<Vec<(ArenaView, Arrived)>, ArenaError> {
         let now = buffer.receiving_view();
         let mut out = Vec::with_capacity(1);
-        if let Some(old) = self.view.take() {
+        if let Some(old) = self.view.clone() {
             if old.identity() != now.identity() {
+                // On an error the tail stays on the old arena, so the next call reads it again.
                 let last = self.poll(&old)?;
                 out.push((old, last));
             }

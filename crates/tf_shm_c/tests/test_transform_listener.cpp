@@ -51,6 +51,15 @@ static int owner_main(const char * dir, const char * name)
       if (tf_shm_testkit_set(o, parent, child, stamp, t, q, st) != 0) {return 3;}
     } else if (line[0] == 'c') {
       tf_shm_testkit_clear(o);
+    } else if (line[0] == 'k') {
+      // Writes a burst and dies at once (SIGKILL), before the listener can have read it all.
+      int n = std::atoi(line + 2);
+      const double id[4] = {0, 0, 0, 1};
+      for (int i = 0; i < n; i++) {
+        const double t[3] = {0.001 * i, 0, 0};
+        tf_shm_testkit_set(o, "map", "late", T0 + i * 2 * MS, t, id, 0);
+      }
+      kill(getpid(), SIGKILL);
     } else if (line[0] == 'b') {
       // Writes as fast as it can for the given ms (the listener is destroyed meanwhile).
       int ms = std::atoi(line + 2);
@@ -109,15 +118,6 @@ static void send(Owner & o, const std::string & cmd)
     std::fprintf(stderr, "owner gone after %s\n", cmd.c_str());
     std::exit(2);
   }
-}
-
-static void kill_owner(Owner & o)
-{
-  kill(o.pid, SIGKILL);
-  waitpid(o.pid, nullptr, 0);
-  std::fclose(o.to);
-  std::fclose(o.from);
-  o = Owner{};
 }
 
 static void end_owner(Owner & o)
@@ -324,10 +324,24 @@ static void restart(const char * dir)
     (unsigned long long)listener.samples(), (unsigned long long)f.written);
   // A burst the listener has likely not all read when the owner dies: the old arena's last
   // samples must still reach the buffer.
-  for (int i = 0; i < 60; i++) {
-    f.set("map", "late", T0 + i * 5 * MS, 0.001 * i, 0.0, 0.0, false);
+  const int burst = 200;
+  for (int i = 0; i < burst; i++) {
+    geometry_msgs::msg::TransformStamped m;
+    m.header.stamp = tf_shm::toMsg(tf_shm::fromNs(T0 + i * 2 * MS));
+    m.header.frame_id = "map";
+    m.child_frame_id = "late";
+    m.transform.translation.x = 0.001 * i;
+    m.transform.rotation.w = 1.0;
+    direct.setTransform(m, "testkit", false);
+    f.written++;
   }
-  kill_owner(owner);
+  std::fprintf(owner.to, "k %d\n", burst);
+  std::fflush(owner.to);
+  int status = 0;
+  waitpid(owner.pid, &status, 0);  // its own SIGKILL
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the owner was SIGKILLed");
+  std::fclose(owner.to);
+  std::fclose(owner.from);
   owner = spawn_owner(dir, "lsn_r");
   // The new bridge refills the statics (transient-local /tf_static), then new samples.
   f.set("map", "odom", T0, 1.0, 2.0, 0.3, true);
@@ -338,8 +352,10 @@ static void restart(const char * dir)
   }
   f.set("map", "late", T0 + 400 * MS, 1.0, 0.0, 0.0, false);
   CHECK(wait_until([&] {return listener.arenas() == 2 && listener.samples() >= f.written;}),
-    "restart: %llu arenas, %llu of %llu", (unsigned long long)listener.arenas(),
-    (unsigned long long)listener.samples(), (unsigned long long)f.written);
+    "restart: %llu arenas, %llu of %llu, %llu missed, %llu read errors",
+    (unsigned long long)listener.arenas(), (unsigned long long)listener.samples(),
+    (unsigned long long)f.written, (unsigned long long)listener.missed(),
+    (unsigned long long)listener.read_errors());
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(listener.samples() == f.written, "restart: each sample once per arena: %llu, %llu",
     (unsigned long long)listener.samples(), (unsigned long long)f.written);
