@@ -15,6 +15,11 @@
 //   /tf_static) is given again: setTransform of a transform the buffer has changes nothing in
 //   tf2 (TimeCache::insertData drops an exact duplicate; a static frame keeps one value), so the
 //   buffer holds each transform once and none is lost.
+// The arena stores each rotation as tf2's setTransform would (its quaternion -> matrix ->
+// quaternion round trip) and this listener's setTransform applies that round trip once more,
+// which for a general quaternion can change its last bit: answers can then differ from a
+// DDS-fed buffer's by a few ulp in values computed from that rotation (stamps, frames, errors
+// and texts are the same).
 // The thread sleeps on the arena's futex (tf_shm_buffer_wait): it runs when the bridge writes,
 // clears, or a restarted bridge's arena is joined, never on a timer. A transform the arena
 // dropped before the thread read it (history cut short by the bridge's memory budget or
@@ -85,7 +90,8 @@ public:
   std::uint64_t clears() const {return clears_.load();}
   /// Transforms the arena stored but dropped before this listener read them.
   std::uint64_t missed() const {return missed_.load();}
-  /// Arena instances followed (1, plus one per bridge restart; 0 until a bridge served).
+  /// Arena instances read (1, plus one per bridge restart; a buffer made before any bridge
+  /// served counts its empty stand-in too).
   std::uint64_t arenas() const {return arenas_.load();}
   /// Polls that failed to read the arena (damaged, or a writer stuck mid-update); each is
   /// retried after 1 ms and loses nothing the arena still holds.
