@@ -108,6 +108,9 @@ pub struct Tail {
     generation: u64,
     seen: HashMap<FrameId, Seen>,
     statics: HashMap<FrameId, Sample>,
+    /// Each frame's change count ([`FrameStore::link_version`]) when its history was last
+    /// read: a frame whose count has not moved since is not read again.
+    versions: HashMap<FrameId, u64>,
     names: Vec<Option<String>>,
     names_of: Option<ArenaIdentity>,
     /// Arena instances polled (more than one when the bridge restarted meanwhile).
@@ -173,11 +176,12 @@ impl Tail {
             self.arenas += 1;
             self.seen.clear();
             self.statics.clear();
+            self.versions.clear();
             self.generation = view.clear_generation();
             out.new_arena = true;
         }
         self.view = Some(view.clone());
-        let (generation, frames) = read_settled(view)?;
+        let (generation, frames) = read_settled(view, self.generation, &self.versions)?;
         if generation != self.generation {
             out.cleared = true;
             self.generation = generation;
@@ -185,7 +189,8 @@ impl Tail {
                 seen.held.clear();
             }
         }
-        for (id, frame) in frames {
+        for (id, version, frame) in frames {
+            self.versions.insert(id, version);
             match frame {
                 Frame::Static(s) => {
                     if let Some(seen) = self.seen.get_mut(&id) {
@@ -228,25 +233,38 @@ enum Frame {
     Dynamic { samples: Vec<Sample>, inserted: u64 },
 }
 
-/// Every frame with data, all read under one clear generation (returned): a read that a clear
-/// overtook is done again, so no history from before the clear passes for one after it. (A
-/// history not written since a clear reads as empty.)
-fn read_settled(view: &ArenaView) -> Result<(u64, Vec<(FrameId, Frame)>), ArenaError> {
+/// Every frame with data that changed since `versions` (all of them when the arena was
+/// cleared since `known`, the generation `versions` belong to), with its change count, all read
+/// under one clear generation (returned): a read that a clear overtook is done again, so no
+/// history from before the clear passes for one after it. (A history not written since a clear
+/// reads as empty.)
+fn read_settled(
+    view: &ArenaView,
+    known: u64,
+    versions: &HashMap<FrameId, u64>,
+) -> Result<(u64, Vec<(FrameId, u64, Frame)>), ArenaError> {
     for _ in 0..CLEAR_RETRIES {
         let generation = view.clear_generation();
         let mut frames = Vec::new();
         for id in 1..view.frame_count() {
+            // Loaded before the history (acquire; the writer bumps it after each change is
+            // visible): a change after this load moves it, and the next poll reads the frame.
+            let version = view.link_version(id).unwrap_or(u64::MAX);
+            if generation == known && versions.get(&id) == Some(&version) {
+                continue;
+            }
             let h = view.frame_history(id)?;
             match (h.inserted, h.samples.first()) {
                 (Some(inserted), _) => frames.push((
                     id,
+                    version,
                     Frame::Dynamic {
                         samples: h.samples,
                         inserted,
                     },
                 )),
                 // Without an insertion count and with a sample: a static frame.
-                (None, Some(&s)) => frames.push((id, Frame::Static(s))),
+                (None, Some(&s)) => frames.push((id, version, Frame::Static(s))),
                 (None, None) => {}
             }
         }

@@ -447,7 +447,7 @@ const char *tf_shm_status_name(tf_shm_status status);
 // buffer's mapping alive; it follows the buffer across bridge restarts. Free it with
 // [`tf_shm_tail_free`].
 //
-// Errors: [`TF_SHM_INVALID_HANDLE`](crate::TF_SHM_INVALID_HANDLE), [`TF_SHM_NULL_ARGUMENT`],
+// Errors: `TF_SHM_INVALID_HANDLE`, [`TF_SHM_NULL_ARGUMENT`],
 // [`TF_SHM_TOO_MANY_HANDLES`].
 //
 // # Safety
@@ -460,10 +460,10 @@ tf_shm_status tf_shm_tail_new(struct tf_shm_buffer buffer, struct tf_shm_tail *o
 // old arena's last samples come first, then everything the new arena holds (what the new
 // bridge stored again, e.g. the statics, is reported again: tf2's `setTransform` of a sample
 // its buffer has is a no-op). It does not wait: call it from the step of
-// [`tf_shm_buffer_wait`](crate::tf_shm_buffer_wait), which sleeps on the arena's futex until
+// `tf_shm_buffer_wait`, which sleeps on the arena's futex until
 // something is written. `stats` (may be NULL) receives what this poll reported.
 //
-// Errors: [`TF_SHM_INVALID_HANDLE`](crate::TF_SHM_INVALID_HANDLE) (also when the buffer was
+// Errors: `TF_SHM_INVALID_HANDLE` (also when the buffer was
 // closed), [`TF_SHM_NULL_ARGUMENT`] (`f` NULL), `TF_SHM_ARENA_ERROR` (nothing was reported;
 // the next poll reports it).
 //
@@ -477,7 +477,7 @@ tf_shm_status tf_shm_tail_poll(struct tf_shm_tail tail,
 
 // Frees a tail (a poll in flight on another thread finishes first).
 //
-// Errors: [`TF_SHM_INVALID_HANDLE`](crate::TF_SHM_INVALID_HANDLE) (e.g. freed twice).
+// Errors: `TF_SHM_INVALID_HANDLE` (e.g. freed twice).
 tf_shm_status tf_shm_tail_free(struct tf_shm_tail tail);
 
 #ifdef __cplusplus

@@ -115,7 +115,7 @@ const EMPTY: &[u8] = b"\0";
 /// buffer's mapping alive; it follows the buffer across bridge restarts. Free it with
 /// [`tf_shm_tail_free`].
 ///
-/// Errors: [`TF_SHM_INVALID_HANDLE`](crate::TF_SHM_INVALID_HANDLE), [`TF_SHM_NULL_ARGUMENT`],
+/// Errors: `TF_SHM_INVALID_HANDLE`, [`TF_SHM_NULL_ARGUMENT`],
 /// [`TF_SHM_TOO_MANY_HANDLES`].
 ///
 /// # Safety
@@ -151,10 +151,10 @@ pub unsafe extern "C" fn tf_shm_tail_new(
 /// old arena's last samples come first, then everything the new arena holds (what the new
 /// bridge stored again, e.g. the statics, is reported again: tf2's `setTransform` of a sample
 /// its buffer has is a no-op). It does not wait: call it from the step of
-/// [`tf_shm_buffer_wait`](crate::tf_shm_buffer_wait), which sleeps on the arena's futex until
+/// `tf_shm_buffer_wait`, which sleeps on the arena's futex until
 /// something is written. `stats` (may be NULL) receives what this poll reported.
 ///
-/// Errors: [`TF_SHM_INVALID_HANDLE`](crate::TF_SHM_INVALID_HANDLE) (also when the buffer was
+/// Errors: `TF_SHM_INVALID_HANDLE` (also when the buffer was
 /// closed), [`TF_SHM_NULL_ARGUMENT`] (`f` NULL), `TF_SHM_ARENA_ERROR` (nothing was reported;
 /// the next poll reports it).
 ///
@@ -239,7 +239,7 @@ pub unsafe extern "C" fn tf_shm_tail_poll(
 
 /// Frees a tail (a poll in flight on another thread finishes first).
 ///
-/// Errors: [`TF_SHM_INVALID_HANDLE`](crate::TF_SHM_INVALID_HANDLE) (e.g. freed twice).
+/// Errors: `TF_SHM_INVALID_HANDLE` (e.g. freed twice).
 #[no_mangle]
 pub extern "C" fn tf_shm_tail_free(tail: tf_shm_tail) -> tf_shm_status {
     const F: &str = "tf_shm_tail_free";
