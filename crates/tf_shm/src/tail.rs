@@ -227,6 +227,9 @@ impl Tail {
     }
 }
 
+/// A frame a poll read: its id, its change count, what it holds.
+type Read = (FrameId, u64, Frame);
+
 /// One frame as a poll reads it.
 enum Frame {
     Static(Sample),
@@ -242,7 +245,7 @@ fn read_settled(
     view: &ArenaView,
     known: u64,
     versions: &HashMap<FrameId, u64>,
-) -> Result<(u64, Vec<(FrameId, u64, Frame)>), ArenaError> {
+) -> Result<(u64, Vec<Read>), ArenaError> {
     for _ in 0..CLEAR_RETRIES {
         let generation = view.clear_generation();
         let mut frames = Vec::new();
