@@ -68,7 +68,8 @@ public:
   TransformListener(const TransformListener &) = delete;
   TransformListener & operator=(const TransformListener &) = delete;
 
-  /// Stops the thread (between two transforms: the buffer keeps what it was given).
+  /// Stops the thread once the poll in progress, if any, has given its transforms (the buffer
+  /// keeps what it was given); a sleeping thread is woken at once.
   ~TransformListener()
   {
     stop_.store(true);
