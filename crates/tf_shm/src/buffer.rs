@@ -67,6 +67,13 @@ impl Buffer {
         self.view_guard().view.clone()
     }
 
+    /// The view of the arena that receives data: [`Buffer::view`]'s, except while the buffer
+    /// holds its old arena after a restart, when it is the new one (what a
+    /// [`Tail`](crate::tail::Tail) follows).
+    pub fn receiving_view(&self) -> ArenaView {
+        self.view_guard().receiving().view.clone()
+    }
+
     /// How many times a new arena instance was swapped in since this buffer was opened.
     pub fn arena_swaps(&self) -> u64 {
         self.shared.arena_swaps.load(Ordering::SeqCst)

@@ -50,6 +50,7 @@ pub(crate) mod ring;
 mod sample;
 pub mod store;
 pub(crate) mod sync;
+pub mod tail;
 pub mod time;
 pub mod validate;
 pub mod velocity;

@@ -45,6 +45,48 @@ typedef struct tf_shm_pair {
   uint64_t id;
 } tf_shm_pair;
 
+// A tail of a buffer's arena (see [`tf_shm_tail_new`]). `id` 0 is never a valid handle.
+typedef struct tf_shm_tail {
+  uint64_t id;
+} tf_shm_tail;
+
+// What a [`tf_shm_tail_item`] reports.
+typedef int32_t tf_shm_tail_kind;
+
+// One item of [`tf_shm_tail_poll`]. The strings are valid during the callback only.
+typedef struct tf_shm_tail_item {
+  tf_shm_tail_kind kind;
+  // `header.frame_id` (the parent frame); "" for a clear.
+  const char *parent;
+  // `child_frame_id`; "" for a clear.
+  const char *child;
+  // The publisher of the frame's newest sample (the arena keeps one per frame), as tf2's
+  // `setTransform` takes it; "" for a clear.
+  const char *authority;
+  // `T_parent_child` at its stamp; zeros for a clear.
+  struct tf_shm_transform_stamped transform;
+  // A `/tf_static` transform.
+  bool is_static;
+} tf_shm_tail_item;
+
+// Receives a tail's items in order. Must not unwind, nor poll the same tail.
+typedef void (*tf_shm_tail_fn)(void *ctx, const struct tf_shm_tail_item *item);
+
+// What one [`tf_shm_tail_poll`] reported.
+typedef struct tf_shm_tail_stats {
+  // Samples passed to the callback (static and dynamic).
+  uint64_t samples;
+  // Clears passed to the callback.
+  uint64_t clears;
+  // Samples the arena stored that the tail can no longer report: dropped from a frame's
+  // history (cut short by the memory budget or `max_rate_hz`, pruned by the cache time, or
+  // cleared) before a poll read them.
+  uint64_t missed;
+  // Arena instances first read by this poll (1 at the first poll and after a bridge
+  // restart, else 0).
+  uint64_t new_arenas;
+} tf_shm_tail_stats;
+
 // Success.
 #define TF_SHM_OK 0
 
@@ -90,6 +132,13 @@ typedef struct tf_shm_pair {
 
 // A bug in tf_shm (a caught panic); the text says where. The handle stays usable.
 #define TF_SHM_INTERNAL_ERROR 14
+
+// The arena was cleared (tf2's `clear()`, the bridge's answer to a clock jump back): clear
+// the buffer fed; the items after it were stored after the clear.
+#define TF_SHM_TAIL_CLEAR 0
+
+// A transform stored in the arena: give it to tf2's `setTransform(msg, authority, is_static)`.
+#define TF_SHM_TAIL_SAMPLE 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -392,6 +441,44 @@ const char *tf_shm_last_error_message(void);
 // or the code's name for the others (`"TF_SHM_NULL_ARGUMENT"`, ...); `"TF_SHM_UNKNOWN_STATUS"`
 // for a value that is no status. A static string: never freed, never NULL.
 const char *tf_shm_status_name(tf_shm_status status);
+
+// Starts a tail of `buffer`'s arena: its first [`tf_shm_tail_poll`] reports every static and
+// dynamic sample the arena holds, each later one what was stored since. The tail keeps the
+// buffer's mapping alive; it follows the buffer across bridge restarts. Free it with
+// [`tf_shm_tail_free`].
+//
+// Errors: `TF_SHM_INVALID_HANDLE`, [`TF_SHM_NULL_ARGUMENT`],
+// [`TF_SHM_TOO_MANY_HANDLES`].
+//
+// # Safety
+// `out` is NULL or writable.
+tf_shm_status tf_shm_tail_new(struct tf_shm_buffer buffer, struct tf_shm_tail *out);
+
+// Reports what the arena got since the last poll of this tail, in order, to `f(ctx, item)`:
+// a [`TF_SHM_TAIL_CLEAR`] when the arena was cleared, then the static transforms set or
+// changed, then the dynamic samples stored, oldest stamp first. After a bridge restart the
+// old arena's last samples come first, then everything the new arena holds (what the new
+// bridge stored again, e.g. the statics, is reported again: tf2's `setTransform` of a sample
+// its buffer has is a no-op). It does not wait: call it from the step of
+// `tf_shm_buffer_wait`, which sleeps on the arena's futex until
+// something is written. `stats` (may be NULL) receives what this poll reported.
+//
+// Errors: `TF_SHM_INVALID_HANDLE` (also when the buffer was
+// closed), [`TF_SHM_NULL_ARGUMENT`] (`f` NULL), `TF_SHM_ARENA_ERROR` (nothing was reported;
+// the next poll reports it).
+//
+// # Safety
+// `f` is NULL or a function that may be called with `ctx` on this thread until the call
+// returns, does not unwind and does not poll this tail; `stats` is NULL or writable.
+tf_shm_status tf_shm_tail_poll(struct tf_shm_tail tail,
+                               tf_shm_tail_fn f,
+                               void *ctx,
+                               struct tf_shm_tail_stats *stats);
+
+// Frees a tail (a poll in flight on another thread finishes first).
+//
+// Errors: `TF_SHM_INVALID_HANDLE` (e.g. freed twice).
+tf_shm_status tf_shm_tail_free(struct tf_shm_tail tail);
 
 #ifdef __cplusplus
 } // extern "C"

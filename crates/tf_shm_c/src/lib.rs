@@ -17,6 +17,7 @@
 
 mod handles;
 mod status;
+mod tail;
 
 use std::borrow::Cow;
 use std::ffi::{c_char, c_void, CStr};
@@ -28,6 +29,7 @@ use tf_shm::{Buffer, BufferCore, FramePair, Join, Transform};
 
 use crate::handles::{Entry, Table};
 pub use crate::status::*;
+pub use crate::tail::*;
 
 /// The ABI this header describes. Bumped on any incompatible change of a signature, struct or
 /// status value; compare with [`tf_shm_abi_version`] at run time (`tf_shm_abi_ok()` does).

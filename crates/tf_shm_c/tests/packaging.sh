@@ -57,6 +57,8 @@ if [ -x "$w/consumer/tf_shm_tf2_consumer" ]; then
   expect "C++ through tf2's interfaces" "map -> odom: 2.000000 1.000000 0.000000" "$w/consumer/tf_shm_tf2_consumer"
   expect "tf2's exception classes" "tf2::LookupException: " "$w/consumer/tf_shm_tf2_consumer"
   expect "waitForTransform" "waitForTransform: ok" "$w/consumer/tf_shm_tf2_consumer"
+  expect "TransformListener" "TransformListener: map -> odom: 2.000000 1.000000 0.000000" \
+    "$w/consumer/tf_shm_tf2_consumer"
 else
   echo "--- tf_shm::tf2_buffer consumer skipped: no ROS 2 tf2 found by find_package (scripts/ros-env.sh setup)" >&2
 fi

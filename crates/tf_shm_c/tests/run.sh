@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The C and C++ tests of tf_shm_c: checks that include/tf_shm.h is what cbindgen generates from
 # src/, then builds tests/test_c.c, tests/test_cpp.cpp, tests/test_geometry_msgs.cpp (against
-# geometry_msgs' headers from AMENT_PREFIX_PATH) and tests/test_tf2_buffer.cpp (against ROS 2
-# Jazzy's real libtf2 and tf2's headers from a prefix of $TF_SHM_TF2_PREFIX / CMAKE_PREFIX_PATH /
-# AMENT_PREFIX_PATH, as find_package(tf2) finds them, and tf2_ros's headers: installed, else
+# geometry_msgs' headers from AMENT_PREFIX_PATH), tests/test_tf2_buffer.cpp and
+# tests/test_transform_listener.cpp (against ROS 2 Jazzy's real libtf2 and tf2's headers from a
+# prefix of $TF_SHM_TF2_PREFIX / CMAKE_PREFIX_PATH / AMENT_PREFIX_PATH, as find_package(tf2) finds them, and tf2_ros's headers: installed, else
 # $TF_SHM_ROS_SOURCES/geometry2/tf2_ros/include), with gcc and clang under ASan and UBSan
 # against the release build of libtf_shm_c (and the test-only testkit), and runs them. All of
 # them always run: a missing ROS package is a failure, not a skip.
@@ -88,4 +88,8 @@ for cc in gcc clang; do
   $cxx -std=c++17 -Wall -Wextra -Werror "${san[@]}" "${inc[@]}" "${ros_inc[@]}" \
     $crate/tests/test_tf2_buffer.cpp -o "$out/test_tf2_buffer_$cc" "${tf2_args[@]}" "${libs[@]}"
   "$out/test_tf2_buffer_$cc"
+  echo "--- tf_shm::TransformListener tests (a tf2::BufferCore it feeds against one fed directly), $cxx, ASan + UBSan"
+  $cxx -std=c++17 -Wall -Wextra -Werror "${san[@]}" "${inc[@]}" "${ros_inc[@]}" \
+    $crate/tests/test_transform_listener.cpp -o "$out/test_transform_listener_$cc" "${tf2_args[@]}" "${libs[@]}"
+  "$out/test_transform_listener_$cc"
 done

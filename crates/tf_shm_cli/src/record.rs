@@ -81,7 +81,7 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
     }
     loop {
         let now = tf_shm::time::unix_now_ns() as u64;
-        if let Err(e) = rec.poll(&buffer.view(), now) {
+        if let Err(e) = rec.poll_buffer(&buffer, now) {
             failure = Some(e.to_string());
             break;
         }
@@ -100,7 +100,7 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
         if stop.load(Ordering::Relaxed) || until.is_some_and(|u| Instant::now() >= u) {
             // One last poll so what arrived meanwhile is in.
             let now = tf_shm::time::unix_now_ns() as u64;
-            if let Err(e) = rec.poll(&buffer.view(), now) {
+            if let Err(e) = rec.poll_buffer(&buffer, now) {
                 failure = Some(e.to_string());
             }
             break;

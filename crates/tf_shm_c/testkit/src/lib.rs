@@ -103,6 +103,17 @@ pub unsafe extern "C" fn tf_shm_testkit_set(
     .unwrap_or(-1)
 }
 
+/// tf2's `clear()` of the arena (what the bridge does when the data's clock jumps back).
+///
+/// # Safety
+/// `owner` from [`tf_shm_testkit_serve`].
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_clear(owner: *mut TestOwner) {
+    // SAFETY: by the caller's contract.
+    let o = unsafe { &mut (*owner).0 };
+    o.writer().clear();
+}
+
 /// Stops serving and frees the owner (consumers keep their mapping and wait for a new owner).
 ///
 /// # Safety
