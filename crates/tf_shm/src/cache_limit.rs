@@ -22,9 +22,7 @@
 use crate::error::ArenaError;
 use crate::history::get_data;
 use crate::sample::{FrameId, Sample, NO_FRAME};
-use crate::store::{
-    CacheError, FrameStore, History, HistoryLimit, HistorySpan, LatestLink, LinkAt,
-};
+use crate::store::{CacheError, FrameStore, History, HistoryLimit, HistorySpan, LinkAt};
 
 /// A history without the samples a buffer's `clear()` hid and the oldest ones a tf2 cache of
 /// its cache time would have pruned from the rest.
@@ -270,25 +268,8 @@ impl<S: FrameStore> FrameStore for CacheLimited<'_, S> {
     ) -> Result<Option<HistorySpan>, ArenaError> {
         self.history_span(id)
     }
-    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
-        // tf2's slerp: the arena's close read does not see the limit.
-        self.link_at(id, time, true)
-    }
-    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
-        Ok(self
-            .latest_time_and_parent(id)?
-            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
-    }
-    fn link_version(&self, _id: FrameId) -> Option<u64> {
-        // Its answers are not the arena's: none is kept.
-        None
-    }
-    fn links_unchanged(&self, _frames: &[FrameId], _versions: &[u64]) -> bool {
-        false
-    }
-    fn store_version(&self) -> Option<u64> {
-        None
-    }
+    // Its answers are not the arena's: tf2's slerp, and no answer is kept.
+    crate::store_without_fast_reads!();
 }
 
 #[cfg(all(test, not(loom)))]

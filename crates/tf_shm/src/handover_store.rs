@@ -26,7 +26,7 @@ use crate::arena::notify;
 use crate::error::ArenaError;
 use crate::history::get_data;
 use crate::sample::{FrameId, Sample, NO_FRAME};
-use crate::store::{FrameStore, History, HistoryLimit, HistorySpan, LatestLink, LinkAt};
+use crate::store::{FrameStore, History, HistoryLimit, HistorySpan, LinkAt};
 use crate::view::ArenaView;
 
 /// One frame's cache in one arena.
@@ -460,23 +460,6 @@ impl FrameStore for HandoverStore {
     ) -> Result<Option<HistorySpan>, ArenaError> {
         self.history_span(id)
     }
-    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
-        // Cold (a restart's handover): tf2's slerp, no fast read.
-        self.link_at(id, time, true)
-    }
-    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
-        Ok(self
-            .latest_time_and_parent(id)?
-            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
-    }
-    fn link_version(&self, _id: FrameId) -> Option<u64> {
-        // Two arenas' counts: no answer is kept.
-        None
-    }
-    fn links_unchanged(&self, _frames: &[FrameId], _versions: &[u64]) -> bool {
-        false
-    }
-    fn store_version(&self) -> Option<u64> {
-        None
-    }
+    // Cold (a restart's handover of two arenas): tf2's slerp, and no answer is kept.
+    crate::store_without_fast_reads!();
 }

@@ -123,6 +123,48 @@ pub struct LatestLink {
     pub is_static: bool,
 }
 
+/// The five [`FrameStore`] methods of a store without an arena's fast reads, written once:
+/// `link_at_close` is [`FrameStore::link_at`] with tf2's interpolation, `latest_link` is
+/// [`FrameStore::latest_time_and_parent`] without the transform
+/// ([`LatestLink::without_transform`]), and no change counts (`link_version`,
+/// `store_version` `None`, `links_unchanged` false), so no time-0 answer is kept. Invoked
+/// inside the store's `impl FrameStore` block: the methods stay required, so a store that
+/// neither writes them nor invokes this does not compile.
+#[macro_export]
+macro_rules! store_without_fast_reads {
+    () => {
+        fn link_at_close(
+            &self,
+            id: $crate::FrameId,
+            time: i64,
+        ) -> ::std::result::Result<$crate::store::LinkAt, $crate::ArenaError> {
+            $crate::store::FrameStore::link_at(self, id, time, true)
+        }
+        fn latest_link(
+            &self,
+            id: $crate::FrameId,
+        ) -> ::std::result::Result<
+            ::std::option::Option<$crate::store::LatestLink>,
+            $crate::ArenaError,
+        > {
+            ::std::result::Result::Ok(
+                $crate::store::FrameStore::latest_time_and_parent(self, id)?.map(
+                    |(stamp, parent)| $crate::store::LatestLink::without_transform(stamp, parent),
+                ),
+            )
+        }
+        fn link_version(&self, _id: $crate::FrameId) -> ::std::option::Option<u64> {
+            ::std::option::Option::None
+        }
+        fn links_unchanged(&self, _frames: &[$crate::FrameId], _versions: &[u64]) -> bool {
+            false
+        }
+        fn store_version(&self) -> ::std::option::Option<u64> {
+            ::std::option::Option::None
+        }
+    };
+}
+
 impl LatestLink {
     /// `getLatestTimeAndParent`'s answer alone (not known to be static).
     pub fn without_transform(stamp: i64, parent: FrameId) -> LatestLink {

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use tf_shm::error::ArenaError;
-use tf_shm::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
+use tf_shm::store::{FrameStore, HistoryLimit, HistorySpan, LinkAt};
 use tf_shm::{ArenaView, FrameId, FramePair, Transform};
 
 /// An arena view whose walk interpolates every link with tf2's slerp, literally: the view's
@@ -64,24 +64,8 @@ impl FrameStore for Tf2Slerp<'_> {
     ) -> Result<Option<HistorySpan>, ArenaError> {
         self.0.history_span_within(id, limit)
     }
-    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
-        // The reference: tf2's slerp, not the arena's close read.
-        self.link_at(id, time, true)
-    }
-    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
-        Ok(self
-            .latest_time_and_parent(id)?
-            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
-    }
-    fn link_version(&self, _id: FrameId) -> Option<u64> {
-        None
-    }
-    fn links_unchanged(&self, _frames: &[FrameId], _versions: &[u64]) -> bool {
-        false
-    }
-    fn store_version(&self) -> Option<u64> {
-        None
-    }
+    // The reference: tf2's slerp, not the arena's close read; no answer is kept.
+    tf_shm::store_without_fast_reads!();
 }
 
 /// tf2's walk with tf2's slerp on every link ([`Tf2Slerp`]): the reference.

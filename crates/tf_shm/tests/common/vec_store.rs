@@ -6,7 +6,7 @@
 
 use tf_shm::error::ArenaError;
 use tf_shm::history::{get_data, insert_decision, InsertDecision};
-use tf_shm::store::{FrameStore, History, HistoryLimit, HistorySpan, LatestLink, LinkAt};
+use tf_shm::store::{FrameStore, History, HistoryLimit, HistorySpan, LinkAt};
 use tf_shm::validate::{old_data_message, validate, Refusal, TransformInput};
 use tf_shm::{FrameId, Sample, Transform};
 
@@ -281,21 +281,5 @@ impl FrameStore for VecStore {
     ) -> Result<Option<HistorySpan>, ArenaError> {
         self.history_span(id)
     }
-    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
-        self.link_at(id, time, true)
-    }
-    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
-        Ok(self
-            .latest_time_and_parent(id)?
-            .map(|(stamp, parent)| LatestLink::without_transform(stamp, parent)))
-    }
-    fn link_version(&self, _id: FrameId) -> Option<u64> {
-        None
-    }
-    fn links_unchanged(&self, _frames: &[FrameId], _versions: &[u64]) -> bool {
-        false
-    }
-    fn store_version(&self) -> Option<u64> {
-        None
-    }
+    tf_shm::store_without_fast_reads!();
 }
