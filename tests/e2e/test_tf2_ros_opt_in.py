@@ -327,14 +327,19 @@ def _frames(text):
     return parents
 
 
+# The pair the example nodes look up (target, source); the reference is ready once it holds it.
+PAIR = ("starboard_wheel", "sonar_2")
+
+
 class Reference:
     """tests/e2e/tf2_ros_reference.py, listening from the start: it must hold every stamp the
-    nodes answer at."""
+    nodes answer at, so it is ready once it can transform PAIR."""
 
     def __init__(self, run):
         self.run = run
         self.proc = subprocess.Popen(
-            run.netns + [sys.executable, str(ROOT / "tests" / "e2e" / "tf2_ros_reference.py")],
+            run.netns
+            + [sys.executable, str(ROOT / "tests" / "e2e" / "tf2_ros_reference.py"), *PAIR],
             env=_env(run.env, None),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -390,7 +395,7 @@ def _assert_tf2_answers(answers, result):
     assert len(pairs) >= 2, result
     for a, want in pairs:
         assert "error" not in want, (a, want)
-        assert a["frames"] == ["starboard_wheel", "sonar_2"], a
+        assert a["frames"] == list(PAIR), a
         worst = max(abs(x - y) for x, y in zip(a["xyz"] + a["xyzw"], want["xyz"] + want["xyzw"]))
         assert worst <= 1e-9, (a, want)
 

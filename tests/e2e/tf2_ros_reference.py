@@ -1,6 +1,7 @@
 """Reference and graph probe of tests/e2e/test_tf2_ros_opt_in.py: a plain tf2_ros node (tf2_ros's
 own Buffer, 120 s of history, and TransformListener; never run with TF_SHM_TF2_ROS) that prints
-``{"ready": true}`` once it holds a transform, then listens until its stdin brings one JSON
+``{"ready": true}`` once it holds a transform (with arguments ``TARGET SOURCE``: once it can
+transform that pair), then listens until its stdin brings one JSON
 object::
 
     {"queries": [[target, source, sec, nanosec], ...],
@@ -28,9 +29,15 @@ def main():
     node = rclpy.create_node("tf2_reference")
     buffer = tf2_ros.Buffer(cache_time=Duration(seconds=120))
     listener = tf2_ros.TransformListener(buffer, node, spin_thread=True)
-    # Ready once it holds a transform: every answer the test takes from then on has a stamp
-    # this buffer holds too.
-    while buffer.all_frames_as_yaml().strip() in ("", "[]"):
+    # Ready once it holds a transform — with TARGET SOURCE given, once it can transform that
+    # pair (a static alone is not enough): every answer of that pair the test takes from then on
+    # has a stamp this buffer holds too.
+    pair = sys.argv[1:3]
+    while (
+        not buffer.can_transform(pair[0], pair[1], Time())
+        if pair
+        else buffer.all_frames_as_yaml().strip() in ("", "[]")
+    ):
         time.sleep(0.05)
     print(json.dumps({"ready": True}), flush=True)
     request = json.loads(sys.stdin.read())
