@@ -178,8 +178,7 @@ public:
     const tf2::TimePoint & time) const override
   {
     tf_shm_transform_stamped t;
-    check(tf_shm_lookup_transform(h_, target_frame.c_str(), source_frame.c_str(), toNs(time),
-      &t));
+    check(buffer_.lookup(target_frame, source_frame, time, t));
     return tf2_detail::toMsg(t, target_frame, source_frame);
   }
 

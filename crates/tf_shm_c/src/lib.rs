@@ -458,11 +458,21 @@ pub unsafe extern "C" fn tf_shm_lookup_transform(
                 name(F, "source_frame", source_frame)?,
             )
         };
-        let out = crate::out(F, "out", out)?;
-        let r = b.lookup_transform(&t, &s, time_ns)?;
-        write_transform(out, r.stamp, &r.transform);
-        Ok(())
+        lookup_into(b, &t, &s, time_ns, crate::out(F, "out", out)?)
     })
+}
+
+/// The one body of the single-time lookups by name (`out` checked by the caller).
+fn lookup_into(
+    b: &Buffer,
+    target: &str,
+    source: &str,
+    time_ns: i64,
+    out: &mut tf_shm_transform_stamped,
+) -> Result<(), Fail> {
+    let r = b.lookup_transform(target, source, time_ns)?;
+    write_transform(out, r.stamp, &r.transform);
+    Ok(())
 }
 
 /// tf2_ros's `Buffer::lookupTransform(target, source, time, timeout)`: waits up to
@@ -860,20 +870,30 @@ pub unsafe extern "C" fn tf_shm_pair_lookup(
         if be.closed.load(Ordering::Acquire) {
             return Err(invalid(F, "pair's buffer"));
         }
-        let (stamp, t) = match e.pair.try_lock() {
-            Ok(mut p) => be.buffer.lookup_pair(&mut p, time_ns)?,
+        let r = match e.pair.try_lock() {
+            Ok(mut p) => pair_lookup_into(&be.buffer, &mut p, time_ns, out),
             Err(TryLockError::Poisoned(p)) => {
-                be.buffer.lookup_pair(&mut p.into_inner(), time_ns)?
+                pair_lookup_into(&be.buffer, &mut p.into_inner(), time_ns, out)
             }
             Err(TryLockError::WouldBlock) => {
                 // Another thread holds the pair: the plain lookup answers the same.
-                let r = be.buffer.lookup_transform(&e.target, &e.source, time_ns)?;
-                (r.stamp, r.transform)
+                lookup_into(&be.buffer, &e.target, &e.source, time_ns, out)
             }
         };
-        write_transform(out, stamp, &t);
-        Ok(())
+        r
     })
+}
+
+/// The one body of the pair lookups (`out` checked by the caller).
+fn pair_lookup_into(
+    b: &Buffer,
+    pair: &mut FramePair,
+    time_ns: i64,
+    out: &mut tf_shm_transform_stamped,
+) -> Result<(), Fail> {
+    let (stamp, t) = b.lookup_pair(pair, time_ns)?;
+    write_transform(out, stamp, &t);
+    Ok(())
 }
 
 /// Frees a pair. Errors: [`TF_SHM_INVALID_HANDLE`] (e.g. freed twice).
@@ -886,4 +906,232 @@ pub extern "C" fn tf_shm_pair_free(pair: tf_shm_pair) -> tf_shm_status {
             .map(drop)
             .ok_or_else(|| invalid(F, "pair"))
     })
+}
+
+/// A caller's reference to an open buffer (opaque), for the hot calls that take it
+/// ([`tf_shm_ref_lookup_transform`], [`tf_shm_frame_pair_new`]): the handle is checked once,
+/// by [`tf_shm_buffer_ref_new`], and the reference keeps the buffer's mapping alive until
+/// [`tf_shm_buffer_ref_free`], so a call through it costs no table lookup and no atomic
+/// read-modify-write. Closing the buffer ([`tf_shm_buffer_close`]) makes calls through its
+/// references answer [`TF_SHM_INVALID_HANDLE`]. A reference may be used from several threads
+/// at once; using it after freeing it is undefined behaviour (it is a pointer).
+pub struct tf_shm_buffer_ref {
+    _opaque: [u8; 0],
+}
+
+/// A caller's (target, source) pair (opaque): [`tf_shm_pair`]'s lookups without its handle
+/// check and lock. One caller's: a `tf_shm_frame_pair` must not be used by two threads at the
+/// same time (make one per thread; they are cheap); the buffer may. Keeps its buffer's mapping
+/// alive until [`tf_shm_frame_pair_free`].
+pub struct tf_shm_frame_pair {
+    buffer: Arc<Entry<BufferEntry>>,
+    pair: FramePair,
+}
+
+/// The buffer of a reference from [`tf_shm_buffer_ref_new`].
+///
+/// # Safety
+/// `r` is NULL or a live reference.
+unsafe fn referenced<'a>(
+    function: &str,
+    r: *const tf_shm_buffer_ref,
+) -> Result<&'a BufferEntry, Fail> {
+    if r.is_null() {
+        return Err(invalid(function, "buffer reference"));
+    }
+    // SAFETY: a live reference is `Arc::into_raw` of its entry (tf_shm_buffer_ref_new), kept
+    // alive until tf_shm_buffer_ref_free.
+    let e = unsafe { &(*r.cast::<Entry<BufferEntry>>()).value };
+    // A plain load: the entry stays valid either way; this only makes close visible.
+    if e.closed.load(Ordering::Acquire) {
+        return Err(invalid(function, "buffer"));
+    }
+    Ok(e)
+}
+
+/// Reads a frame-name argument of known length (not NUL-terminated; a NUL in it is part of the
+/// name, so no frame has it).
+///
+/// # Safety
+/// `p` is NULL or points to `len` readable bytes that outlive the call.
+#[inline(always)]
+unsafe fn name_n<'a>(
+    function: &str,
+    arg: &str,
+    p: *const c_char,
+    len: usize,
+) -> Result<Cow<'a, str>, Fail> {
+    if p.is_null() {
+        return Err(Fail::new(
+            TF_SHM_NULL_ARGUMENT,
+            format!("{function}: argument {arg} is NULL"),
+        ));
+    }
+    // SAFETY: non-NULL with `len` readable bytes by the caller's contract.
+    let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) };
+    if bytes.is_ascii() {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        return Ok(Cow::Borrowed(unsafe {
+            std::str::from_utf8_unchecked(bytes)
+        }));
+    }
+    Ok(lossy(bytes))
+}
+
+/// A non-ASCII name (rare: frame names are ASCII in practice), kept out of the hot calls.
+#[cold]
+#[inline(never)]
+fn lossy<'a>(bytes: &[u8]) -> Cow<'a, str> {
+    Cow::Owned(String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// A reference to the open buffer `buffer` for the hot calls (see [`tf_shm_buffer_ref`]);
+/// free it with [`tf_shm_buffer_ref_free`].
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_ref_new(
+    buffer: tf_shm_buffer,
+    out: *mut *const tf_shm_buffer_ref,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_ref_new";
+    guard(F, || {
+        let out = crate::out(F, "out", out)?;
+        let g = buffer_entry(F, buffer)?;
+        let e = g.as_ref().ok_or_else(|| invalid(F, "buffer"))?;
+        *out = Arc::into_raw(e.clone()).cast::<tf_shm_buffer_ref>();
+        Ok(())
+    })
+}
+
+/// Frees a reference (NULL: nothing); the buffer's mapping is released once it is closed and
+/// no reference, pair or call uses it.
+///
+/// # Safety
+/// `r` is NULL or a live reference from [`tf_shm_buffer_ref_new`], not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_ref_free(r: *const tf_shm_buffer_ref) {
+    if !r.is_null() {
+        // SAFETY: by the caller's contract, the `Arc::into_raw` of tf_shm_buffer_ref_new, given
+        // back once. Dropping a Buffer does not panic.
+        drop(unsafe { Arc::from_raw(r.cast::<Entry<BufferEntry>>()) });
+    }
+}
+
+/// [`tf_shm_lookup_transform`] through a reference, with the names as (pointer, length) (a C++
+/// `std::string`'s `data()` and `size()`: no `strlen`): the same answers and errors; a NULL
+/// reference or a closed buffer is [`TF_SHM_INVALID_HANDLE`].
+///
+/// # Safety
+/// `buffer` is NULL or a live reference; each name is NULL or has its length of readable
+/// bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_ref_lookup_transform(
+    buffer: *const tf_shm_buffer_ref,
+    target_frame: *const c_char,
+    target_len: usize,
+    source_frame: *const c_char,
+    source_len: usize,
+    time_ns: i64,
+    out: *mut tf_shm_transform_stamped,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_ref_lookup_transform";
+    guard(F, || {
+        // SAFETY: by the caller's contract.
+        let b = unsafe { referenced(F, buffer) }?;
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name_n(F, "target_frame", target_frame, target_len)?,
+                name_n(F, "source_frame", source_frame, source_len)?,
+            )
+        };
+        lookup_into(&b.buffer, &t, &s, time_ns, crate::out(F, "out", out)?)
+    })
+}
+
+/// Makes a caller's pair (see [`tf_shm_frame_pair`]) for `T_target_source` lookups of the
+/// referenced buffer; names as in [`tf_shm_ref_lookup_transform`]. Nothing is checked here:
+/// unknown frames fail at lookup time, with tf2's errors. Free it with
+/// [`tf_shm_frame_pair_free`].
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`] (NULL reference, closed buffer), [`TF_SHM_NULL_ARGUMENT`].
+///
+/// # Safety
+/// As [`tf_shm_ref_lookup_transform`]; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_frame_pair_new(
+    buffer: *const tf_shm_buffer_ref,
+    target_frame: *const c_char,
+    target_len: usize,
+    source_frame: *const c_char,
+    source_len: usize,
+    out: *mut *mut tf_shm_frame_pair,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_frame_pair_new";
+    guard(F, || {
+        // SAFETY: by the caller's contract.
+        unsafe { referenced(F, buffer) }?;
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name_n(F, "target_frame", target_frame, target_len)?,
+                name_n(F, "source_frame", source_frame, source_len)?,
+            )
+        };
+        let out = crate::out(F, "out", out)?;
+        // SAFETY: `buffer` is a live reference (checked non-NULL above), i.e. `Arc::into_raw`
+        // of its entry: count one more owner and take it.
+        let entry = unsafe {
+            let p = buffer.cast::<Entry<BufferEntry>>();
+            Arc::increment_strong_count(p);
+            Arc::from_raw(p)
+        };
+        *out = Box::into_raw(Box::new(tf_shm_frame_pair {
+            buffer: entry,
+            pair: FramePair::new(&t, &s),
+        }));
+        Ok(())
+    })
+}
+
+/// [`tf_shm_lookup_transform`] of the pair's frames at `time_ns`, with the same answers and
+/// errors, without string work, handle table or lock: the pair is the caller's alone (one
+/// thread at a time). A NULL pair or a closed buffer is [`TF_SHM_INVALID_HANDLE`].
+///
+/// # Safety
+/// `pair` is NULL or a live pair that no other thread uses during the call; `out` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_frame_pair_lookup(
+    pair: *mut tf_shm_frame_pair,
+    time_ns: i64,
+    out: *mut tf_shm_transform_stamped,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_frame_pair_lookup";
+    guard(F, || {
+        let out = crate::out(F, "out", out)?;
+        // SAFETY: NULL or live and not shared during the call, by the caller's contract.
+        let p = unsafe { pair.as_mut() }.ok_or_else(|| invalid(F, "pair"))?;
+        let b = &p.buffer.value;
+        if b.closed.load(Ordering::Acquire) {
+            return Err(invalid(F, "pair's buffer"));
+        }
+        pair_lookup_into(&b.buffer, &mut p.pair, time_ns, out)
+    })
+}
+
+/// Frees a caller's pair (NULL: nothing).
+///
+/// # Safety
+/// `pair` is NULL or a live pair from [`tf_shm_frame_pair_new`], not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_frame_pair_free(pair: *mut tf_shm_frame_pair) {
+    if !pair.is_null() {
+        // SAFETY: by the caller's contract, the Box of tf_shm_frame_pair_new, given back once.
+        drop(unsafe { Box::from_raw(pair) });
+    }
 }
