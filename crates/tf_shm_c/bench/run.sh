@@ -26,17 +26,18 @@ if [ "${1:-}" = --instructions ]; then
     callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
     rm -f "$f"
   }
-  printf '%-22s %10s %10s %8s %10s %10s %8s   (instructions per lookup, callgrind)\n' \
-    lookup "C++ names" Rust "C++−Rust" "C++ pair" Rust "C++−Rust"
+  printf '%-22s %10s %10s %8s %10s %10s %8s %10s %8s   (instructions per lookup, callgrind)\n' \
+    lookup "C++ names" Rust "C++−Rust" "C++ pair" Rust "C++−Rust" "C call" "C−Rust"
   cases=("depth 3, interpolated" "depth 3, time 0" "depth 1, interpolated" "depth 1, time 0")
   for c in 0 1 2 3; do
     per=()
-    for arm in 0 1 2 3; do
+    for arm in 0 1 2 3 4; do
       a=$(ir $arm $c 10000) b=$(ir $arm $c 20000)
       per+=($(( (b - a) / 10000 )))
     done
-    printf '%-22s %10d %10d %+8d %10d %10d %+8d\n' "${cases[$c]}" "${per[0]}" "${per[1]}" \
-      $((per[0] - per[1])) "${per[2]}" "${per[3]}" $((per[2] - per[3]))
+    printf '%-22s %10d %10d %+8d %10d %10d %+8d %10d %+8d\n' "${cases[$c]}" "${per[0]}" \
+      "${per[1]}" $((per[0] - per[1])) "${per[2]}" "${per[3]}" $((per[2] - per[3])) "${per[4]}" \
+      $((per[4] - per[1]))
   done
   exit 0
 fi

@@ -4,9 +4,11 @@
 // alternate for ROUNDS rounds; prints each arm's median ns per lookup and the median of the
 // per-round differences C++ − Rust.
 //   crates/tf_shm_c/bench/run.sh
+// "C call" is the C call under C++ names (tf_shm::Buffer::lookup: tf_shm_ref_lookup_transform,
+// no result strings): C++ names − C call is what the result's two std::string copies cost.
 // `wrapper_bench count <arm> <case> <n>` runs n lookups of one arm (0 C++ names, 1 Rust names,
-// 2 C++ pair, 3 Rust pair) and nothing else timed, for instruction counts under callgrind
-// (bench/run.sh --instructions: the difference of two n is the per-lookup count).
+// 2 C++ pair, 3 Rust pair, 4 C call) and nothing else timed, for instruction counts under
+// callgrind (bench/run.sh --instructions: the difference of two n is the per-lookup count).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -36,7 +38,8 @@ const Case CASES[] = {{"depth 3, interpolated", 0, false}, {"depth 3, time 0", 0
   {"depth 1, interpolated", 1, false}, {"depth 1, time 0", 1, true}};
 const char * const TARGETS[] = {"map", "b"};
 const char * const SOURCES[] = {"c", "c"};
-const char * const ARMS[] = {"C++ names", "Rust names", "C++ pair", "Rust pair"};
+const char * const ARMS[] = {"C++ names", "Rust names", "C++ pair", "Rust pair", "C call"};
+const int N_ARMS = 5;
 
 struct Arms
 {
@@ -66,9 +69,15 @@ double run(Arms & a, int arm, const Case & c, const std::vector<int64_t> & ts, s
   size_t i = 0;
   for (size_t k = 0; k < n; k++) {
     try {
-      sum += arm == 0 ?
-        a.cxx.lookupTransform(nm.first, nm.second, tf_shm::fromNs(ts[i])).transform.translation[0] :
-        pair.lookup(tf_shm::fromNs(ts[i])).transform.translation[0];
+      if (arm == 4) {
+        tf_shm_transform_stamped t;
+        sum += a.cxx.lookup(nm.first, nm.second, tf_shm::fromNs(ts[i]), t) == TF_SHM_OK ?
+          t.translation[0] : NAN;
+      } else {
+        sum += arm == 0 ?
+          a.cxx.lookupTransform(nm.first, nm.second, tf_shm::fromNs(ts[i])).transform.translation[0] :
+          pair.lookup(tf_shm::fromNs(ts[i])).transform.translation[0];
+      }
     } catch (const std::exception &) {
       sum += NAN;
     }
@@ -133,31 +142,34 @@ int main(int argc, char ** argv)
     if (!a.rust) {return 2;}
     if (count) {
       const int arm = std::atoi(argv[2]), c = std::atoi(argv[3]);
-      if (arm < 0 || arm > 3 || c < 0 || c > 3) {return 2;}
+      if (arm < 0 || arm >= N_ARMS || c < 0 || c > 3) {return 2;}
       std::printf("%.17g\n", run(a, arm, CASES[c], times(CASES[c]), std::strtoull(argv[4],
         nullptr, 10)));
     } else {
       const int rounds = 15;
-      std::printf("%-22s %10s %10s %8s %10s %10s %8s   (median of %d alternating rounds, ns)\n",
-        "lookup", "C++ names", "Rust", "C++−Rust", "C++ pair", "Rust", "C++−Rust", rounds);
+      std::printf("%-22s %10s %10s %8s %10s %10s %8s %10s %8s   (median of %d alternating rounds, ns)\n",
+        "lookup", "C++ names", "Rust", "C++−Rust", "C++ pair", "Rust", "C++−Rust", "C call",
+        "C−Rust", rounds);
       for (const Case & c : CASES) {
         const auto ts = times(c);
         // About 20 ms per arm and round.
         nsPer(a, 1, c, ts, 20000);
         const size_t n = std::max<size_t>(1000, static_cast<size_t>(2e7 / nsPer(a, 1, c, ts, 20000)));
-        std::vector<double> ns[4], diff[2];
+        std::vector<double> ns[N_ARMS], diff[3];
         for (int r = 0; r < rounds; r++) {
-          double x[4];
-          for (int k = 0; k < 4; k++) {
-            const int arm = (k + r) % 4;  // rotate the order: no arm always runs first
+          double x[N_ARMS];
+          for (int k = 0; k < N_ARMS; k++) {
+            const int arm = (k + r) % N_ARMS;  // rotate the order: no arm always runs first
             x[arm] = nsPer(a, arm, c, ts, n);
           }
-          for (int arm = 0; arm < 4; arm++) {ns[arm].push_back(x[arm]);}
+          for (int arm = 0; arm < N_ARMS; arm++) {ns[arm].push_back(x[arm]);}
           diff[0].push_back(x[0] - x[1]);
           diff[1].push_back(x[2] - x[3]);
+          diff[2].push_back(x[4] - x[1]);
         }
-        std::printf("%-22s %10.1f %10.1f %+8.1f %10.1f %10.1f %+8.1f\n", c.what, median(ns[0]),
-          median(ns[1]), median(diff[0]), median(ns[2]), median(ns[3]), median(diff[1]));
+        std::printf("%-22s %10.1f %10.1f %+8.1f %10.1f %10.1f %+8.1f %10.1f %+8.1f\n", c.what,
+          median(ns[0]), median(ns[1]), median(diff[0]), median(ns[2]), median(ns[3]),
+          median(diff[1]), median(ns[4]), median(diff[2]));
       }
     }
     tf_shm_testkit_rust_free(a.rust);
