@@ -164,11 +164,13 @@ public:
     waiter_.join();
   }
 
-  /// tf2::BufferCoreInterface::clear: does nothing yet. The arena is shared by every process
-  /// on the host and the bridge owns its history; the bridge itself clears it when the data's
-  /// clock jumps back (as tf2_ros's listener would clear a tf2_ros::Buffer). A clear of this
-  /// buffer alone (what Python's tf_shm.Buffer.clear() does, tf_shm::ClearMark) has no C ABI
-  /// call yet.
+  /// tf2::BufferCoreInterface::clear: does nothing yet. After it the buffer still answers from
+  /// every sample the arena holds (a tf2::BufferCore answers from nothing until new data comes:
+  /// LookupException for dynamic frames, statics kept). The arena is shared by every process on
+  /// the host and the bridge owns its history; when the data's clock jumps back (a sim-time
+  /// reset, when tf2_ros's listener clears its buffer) the bridge clears the arena itself, and
+  /// this buffer follows without clear(). A clear of this buffer alone (Python's
+  /// tf_shm.Buffer.clear(): tf_shm::ClearMark) has no C ABI call yet.
   void clear() override {}
 
   /// tf2::BufferCore::lookupTransform(target, source, time): T_target_source at `time`
@@ -207,7 +209,9 @@ public:
     return tf2_detail::toMsg(t, target_frame, source_frame);
   }
 
-  /// tf2_ros's two-time lookupTransform with a timeout.
+  /// tf2_ros's two-time lookupTransform with a timeout: sleeps on the arena's futex (no
+  /// polling) until the two-time canTransform or the timeout, then throws the plain lookup's
+  /// exception if it still fails.
   geometry_msgs::msg::TransformStamped lookupTransform(
     const std::string & target_frame, const tf2::TimePoint & target_time,
     const std::string & source_frame, const tf2::TimePoint & source_time,

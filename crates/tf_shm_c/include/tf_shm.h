@@ -167,7 +167,8 @@ uint32_t tf_shm_abi_version(void);
 // - `name`: arena name, or NULL for `$TF_SHM_NAME` / `"default"`;
 // - `domain`: ROS domain id, or a negative value for `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0;
 // - `timeout_ns`: 0 fails at once when no bridge serves the arena; more waits up to that long
-//   for one (retrying every 20 ms);
+//   for one (retrying the rendezvous every 20 ms: before a bridge serves there is no arena
+//   whose futex could be slept on; the waits on data below sleep on it);
 // - `out`: receives the handle; close it with [`tf_shm_buffer_close`].
 //
 // Errors: [`TF_SHM_OPEN_ERROR`] (no bridge serving, permissions, another tf_shm version),
@@ -281,7 +282,8 @@ tf_shm_status tf_shm_lookup_transform(struct tf_shm_buffer buffer,
                                       struct tf_shm_transform_stamped *out);
 
 // tf2_ros's `Buffer::lookupTransform(target, source, time, timeout)`: waits up to
-// `timeout_ns` for `canTransform`, then answers as [`tf_shm_lookup_transform`] (so a failure
+// `timeout_ns` for `canTransform`, sleeping on the arena's futex (woken by the bridge's
+// writes, no polling), then answers as [`tf_shm_lookup_transform`] (so a failure
 // is the plain lookup's error, as tf2_ros throws it).
 //
 // # Safety
@@ -310,7 +312,7 @@ tf_shm_status tf_shm_lookup_transform_full(struct tf_shm_buffer buffer,
                                            struct tf_shm_transform_stamped *out);
 
 // [`tf_shm_lookup_transform_full`] after waiting up to `timeout_ns` for the two-time
-// `canTransform` (tf2_ros's waiting form).
+// `canTransform` (tf2_ros's waiting form), sleeping on the arena's futex (no polling).
 //
 // # Safety
 // As [`tf_shm_lookup_transform`].
@@ -356,7 +358,8 @@ tf_shm_status tf_shm_can_transform_full(struct tf_shm_buffer buffer,
                                         int64_t source_time_ns,
                                         const char *fixed_frame);
 
-// tf2_ros's waiting two-time `canTransform`.
+// tf2_ros's waiting two-time `canTransform`: as [`tf_shm_can_transform_timeout`], sleeping
+// on the arena's futex (no polling).
 //
 // # Safety
 // Names are NULL or NUL-terminated.

@@ -330,7 +330,9 @@ public:
       source_frame.c_str(), toNs(source_time), fixed_frame.c_str(), &t));
     return detail::toStamped(t, target_frame, source_frame);
   }
-  /// tf2_ros's two-time lookupTransform with a timeout.
+  /// tf2_ros's two-time lookupTransform with a timeout: sleeps on the arena's futex (no
+  /// polling) until the two-time canTransform or the timeout, then throws the plain lookup's
+  /// exception if it still fails.
   TransformStamped lookupTransform(
     const std::string & target_frame, const TimePoint & target_time,
     const std::string & source_frame, const TimePoint & source_time,
@@ -369,7 +371,8 @@ public:
     return detail::answer(tf_shm_can_transform_full(h_, target_frame.c_str(), toNs(target_time),
       source_frame.c_str(), toNs(source_time), fixed_frame.c_str()), error_msg);
   }
-  /// tf2_ros's two-time canTransform with a timeout.
+  /// tf2_ros's two-time canTransform with a timeout: sleeps on the arena's futex (no polling)
+  /// until it can or the time is up.
   bool canTransform(
     const std::string & target_frame, const TimePoint & target_time,
     const std::string & source_frame, const TimePoint & source_time,

@@ -11,6 +11,10 @@
 //!   "latest" as in tf2; durations are ns (negative counts as 0);
 //! - handles are 64-bit ids, safe to share between threads and to use concurrently; a closed
 //!   or unknown handle is [`TF_SHM_INVALID_HANDLE`], never undefined behaviour;
+//! - the hot calls take what is checked once instead: a [`tf_shm_buffer_ref`] (a pointer that
+//!   keeps the buffer alive; a closed buffer still answers [`TF_SHM_INVALID_HANDLE`] through
+//!   it) and a caller's [`tf_shm_frame_pair`] (one thread at a time), names as (pointer,
+//!   length): no handle table, no lock, no `strlen` on the lookup;
 //! - no panic crosses the boundary ([`TF_SHM_INTERNAL_ERROR`] instead).
 
 #![allow(non_camel_case_types)]
@@ -198,7 +202,8 @@ pub extern "C" fn tf_shm_abi_version() -> u32 {
 /// - `name`: arena name, or NULL for `$TF_SHM_NAME` / `"default"`;
 /// - `domain`: ROS domain id, or a negative value for `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0;
 /// - `timeout_ns`: 0 fails at once when no bridge serves the arena; more waits up to that long
-///   for one (retrying every 20 ms);
+///   for one (retrying the rendezvous every 20 ms: before a bridge serves there is no arena
+///   whose futex could be slept on; the waits on data below sleep on it);
 /// - `out`: receives the handle; close it with [`tf_shm_buffer_close`].
 ///
 /// Errors: [`TF_SHM_OPEN_ERROR`] (no bridge serving, permissions, another tf_shm version),
@@ -476,7 +481,8 @@ fn lookup_into(
 }
 
 /// tf2_ros's `Buffer::lookupTransform(target, source, time, timeout)`: waits up to
-/// `timeout_ns` for `canTransform`, then answers as [`tf_shm_lookup_transform`] (so a failure
+/// `timeout_ns` for `canTransform`, sleeping on the arena's futex (woken by the bridge's
+/// writes, no polling), then answers as [`tf_shm_lookup_transform`] (so a failure
 /// is the plain lookup's error, as tf2_ros throws it).
 ///
 /// # Safety
@@ -542,7 +548,7 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full(
 }
 
 /// [`tf_shm_lookup_transform_full`] after waiting up to `timeout_ns` for the two-time
-/// `canTransform` (tf2_ros's waiting form).
+/// `canTransform` (tf2_ros's waiting form), sleeping on the arena's futex (no polling).
 ///
 /// # Safety
 /// As [`tf_shm_lookup_transform`].
@@ -660,7 +666,8 @@ pub unsafe extern "C" fn tf_shm_can_transform_full(
     })
 }
 
-/// tf2_ros's waiting two-time `canTransform`.
+/// tf2_ros's waiting two-time `canTransform`: as [`tf_shm_can_transform_timeout`], sleeping
+/// on the arena's futex (no polling).
 ///
 /// # Safety
 /// Names are NULL or NUL-terminated.
