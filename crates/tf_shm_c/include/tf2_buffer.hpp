@@ -164,14 +164,15 @@ public:
     waiter_.join();
   }
 
-  /// tf2::BufferCoreInterface::clear: does nothing yet. After it the buffer still answers from
-  /// every sample the arena holds (a tf2::BufferCore answers from nothing until new data comes:
-  /// LookupException for dynamic frames, statics kept). The arena is shared by every process on
-  /// the host and the bridge owns its history; when the data's clock jumps back (a sim-time
-  /// reset, when tf2_ros's listener clears its buffer) the bridge clears the arena itself, and
-  /// this buffer follows without clear(). A clear of this buffer alone (Python's
-  /// tf_shm.Buffer.clear(): tf_shm::ClearMark) has no C ABI call yet.
-  void clear() override {}
+  /// tf2::BufferCoreInterface::clear, for this buffer alone (tf_shm_buffer_clear): from now on
+  /// it answers from no dynamic sample stored before the call, as a cleared tf2::BufferCore
+  /// does until new data comes (statics stay, frames stay known; pending waitForTransform
+  /// requests see the clear). The shared arena and every other buffer on it are untouched (the
+  /// bridge clears the arena itself when the data's clock jumps back). One difference: a
+  /// sample that arrives after the clear stamped at or before its frame's newest at the clear
+  /// stays hidden (tf2 would hold it); samples in time order answer as tf2's. Throws
+  /// tf_shm::Tf2ArenaException for a damaged arena (nothing changed).
+  void clear() override {check(tf_shm_buffer_clear(h_));}
 
   /// tf2::BufferCore::lookupTransform(target, source, time): T_target_source at `time`
   /// (TimePointZero: the latest common time). Throws tf2's exceptions with tf2's texts.

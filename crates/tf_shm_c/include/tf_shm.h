@@ -217,6 +217,19 @@ tf_shm_status tf_shm_buffer_joined(struct tf_shm_buffer buffer, bool *out);
 // Errors: [`TF_SHM_INVALID_HANDLE`] (e.g. closed twice).
 tf_shm_status tf_shm_buffer_close(struct tf_shm_buffer buffer);
 
+// tf2's `BufferCore::clear()` for this buffer alone: from now on its queries (lookups,
+// `can_transform`, waits, pairs, latest common time, the frame texts) answer from no dynamic
+// sample stored before the call, as a cleared tf2 buffer answers until new data comes
+// (static transforms stay, as tf2's `StaticCache` does; frames stay known, as in tf2); the
+// shared arena and every other buffer on it are untouched. Precisely (`tf_shm::ClearMark`):
+// per dynamic frame, samples stamped at or before its newest stamp at the clear are hidden,
+// so a sample that arrives later with an older stamp stays hidden too (tf2 would hold it).
+// A clear of the arena itself (the bridge's, when the data's clock jumps back) supersedes
+// it. Calls in flight on other threads answer from before or after it.
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_ARENA_ERROR`] (damaged arena; nothing changed).
+tf_shm_status tf_shm_buffer_clear(struct tf_shm_buffer buffer);
+
 // How many times the buffer attached a new arena instance (a restarted bridge) since it was
 // opened: 0 until the first restart.
 //

@@ -440,6 +440,13 @@ public:
     return v;
   }
 
+  /// tf2::BufferCore::clear for this buffer alone (tf_shm_buffer_clear): from now on its
+  /// queries, pairs and waits answer from no dynamic sample stored before the call (statics
+  /// stay, frames stay known, as in tf2); the shared arena and other buffers are untouched. A
+  /// later sample stamped at or before its frame's newest at the clear stays hidden. Safe to
+  /// call while other threads query.
+  void clear() {detail::check(tf_shm_buffer_clear(h_));}
+
   /// A pair for hot loops: lookups without string work, re-resolved after a bridge restart.
   FramePair pair(const std::string & target_frame, const std::string & source_frame) const
   {

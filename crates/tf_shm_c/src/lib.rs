@@ -27,9 +27,9 @@ use std::borrow::Cow;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use tf_shm::{Buffer, BufferCore, FramePair, Join, Transform};
+use tf_shm::{Buffer, BufferCore, ClearMark, FramePair, Join, Transform, TransformError};
 
 use crate::handles::{Entry, Table};
 pub use crate::status::*;
@@ -71,6 +71,64 @@ pub struct tf_shm_transform_stamped {
 struct BufferEntry {
     buffer: Buffer,
     closed: AtomicBool,
+    /// Whether [`tf_shm_buffer_clear`] was ever called (then `cleared` holds its mark): the
+    /// queries of a never-cleared buffer pay this one plain load.
+    ever_cleared: AtomicBool,
+    /// The last clear's mark, with the arena swap count it is keyed for.
+    cleared: Mutex<Option<Arc<Cleared>>>,
+}
+
+/// A buffer's clear (`tf_shm::ClearMark`), keyed for one arena.
+struct Cleared {
+    swaps: u64,
+    mark: ClearMark,
+}
+
+impl BufferEntry {
+    /// The last clear's mark, keyed for the arena answering now; `None` (no lock taken) when
+    /// the buffer was never cleared.
+    #[inline]
+    fn mark(&self) -> Option<Arc<Cleared>> {
+        if !self.ever_cleared.load(Ordering::Acquire) {
+            return None;
+        }
+        self.mark_slow()
+    }
+
+    #[cold]
+    fn mark_slow(&self) -> Option<Arc<Cleared>> {
+        let mut g = self.cleared.lock().unwrap_or_else(|p| p.into_inner());
+        let c = g.as_mut()?;
+        let now = self.buffer.arena_swaps();
+        if c.swaps != now {
+            // After a bridge restart the frames have other ids: carry the mark by name. A
+            // damaged arena keeps the old keys; the query reports the damage.
+            let mut mark = c.mark.clone();
+            if self.buffer.with_store(|s| mark.rekey(s)).is_ok() {
+                *c = Arc::new(Cleared { swaps: now, mark });
+            }
+        }
+        Some(c.clone())
+    }
+}
+
+/// `$body` with `$b` bound to what answers for the entry `$e`: its buffer, or, after
+/// [`tf_shm_buffer_clear`], the buffer's store as that buffer after the clear
+/// (`tf_shm::CacheLimited::cleared`: tf2's walk over the samples the clear left).
+macro_rules! answer {
+    ($e:expr, $b:ident => $body:expr) => {{
+        let e: &BufferEntry = $e;
+        match e.mark() {
+            None => {
+                let $b = &e.buffer;
+                $body
+            }
+            Some(c) => e.buffer.with_store(|s| {
+                let $b = &tf_shm::CacheLimited::cleared(s, None, &c.mark);
+                $body
+            }),
+        }
+    }};
 }
 
 struct PairEntry {
@@ -130,6 +188,47 @@ fn invalid(function: &str, what: &str) -> Fail {
         TF_SHM_INVALID_HANDLE,
         format!("{function}: the {what} handle is not open (zero, closed, or not from tf_shm)"),
     )
+}
+
+/// Runs `f` on the open buffer entry of `h` (queries answer through [`answer!`]).
+fn with_entry(
+    function: &str,
+    h: tf_shm_buffer,
+    f: impl FnOnce(&BufferEntry) -> Result<(), Fail>,
+) -> tf_shm_status {
+    guard(function, || {
+        let g = buffer_entry(function, h)?;
+        let e = g.as_ref().ok_or_else(|| invalid(function, "buffer"))?;
+        f(&e.value)
+    })
+}
+
+/// tf2_ros's wait for a check: `ready` at once, then after every wake of the arena's futex
+/// (`Buffer::wait_while`: the bridge wrote or cleared, a new arena was joined) until it
+/// succeeds or `timeout` passed (steady clock); the last check's result. This buffer's clear,
+/// if any, is in `ready` (through [`answer!`]).
+fn wait_until(
+    e: &BufferEntry,
+    timeout: Duration,
+    mut ready: impl FnMut(&BufferEntry) -> Result<(), TransformError>,
+) -> Result<(), TransformError> {
+    let mut result = ready(e);
+    if result.is_ok() || timeout.is_zero() {
+        return result;
+    }
+    // Past the representable future, wait "forever".
+    let deadline = Instant::now().checked_add(timeout);
+    e.buffer.wait_while(|| {
+        result = ready(e);
+        let now = Instant::now();
+        match deadline {
+            _ if result.is_ok() => None,
+            Some(d) if d <= now => None,
+            Some(d) => Some(d - now),
+            None => Some(Duration::MAX),
+        }
+    });
+    result
 }
 
 /// Runs `f` on the open buffer of `h`.
@@ -254,6 +353,8 @@ fn insert_buffer(function: &str, buffer: Buffer) -> Result<tf_shm_buffer, Fail> 
         .insert(BufferEntry {
             buffer,
             closed: AtomicBool::new(false),
+            ever_cleared: AtomicBool::new(false),
+            cleared: Mutex::new(None),
         })
         .ok_or_else(|| {
             Fail::new(
@@ -328,6 +429,30 @@ pub extern "C" fn tf_shm_buffer_close(buffer: tf_shm_buffer) -> tf_shm_status {
             .remove(buffer.id)
             .ok_or_else(|| invalid(F, "buffer"))?;
         e.value.closed.store(true, Ordering::Release);
+        Ok(())
+    })
+}
+
+/// tf2's `BufferCore::clear()` for this buffer alone: from now on its queries (lookups,
+/// `can_transform`, waits, pairs, latest common time, the frame texts) answer from no dynamic
+/// sample stored before the call, as a cleared tf2 buffer answers until new data comes
+/// (static transforms stay, as tf2's `StaticCache` does; frames stay known, as in tf2); the
+/// shared arena and every other buffer on it are untouched. Precisely (`tf_shm::ClearMark`):
+/// per dynamic frame, samples stamped at or before its newest stamp at the clear are hidden,
+/// so a sample that arrives later with an older stamp stays hidden too (tf2 would hold it).
+/// A clear of the arena itself (the bridge's, when the data's clock jumps back) supersedes
+/// it. Calls in flight on other threads answer from before or after it.
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_ARENA_ERROR`] (damaged arena; nothing changed).
+#[no_mangle]
+pub extern "C" fn tf_shm_buffer_clear(buffer: tf_shm_buffer) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_clear";
+    with_entry(F, buffer, |e| {
+        let mark = e.buffer.with_store(ClearMark::take)?;
+        let swaps = e.buffer.arena_swaps();
+        *e.cleared.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Arc::new(Cleared { swaps, mark }));
+        e.ever_cleared.store(true, Ordering::Release);
         Ok(())
     })
 }
@@ -455,7 +580,7 @@ pub unsafe extern "C" fn tf_shm_lookup_transform(
     out: *mut tf_shm_transform_stamped,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_lookup_transform";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |b| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -468,14 +593,15 @@ pub unsafe extern "C" fn tf_shm_lookup_transform(
 }
 
 /// The one body of the single-time lookups by name (`out` checked by the caller).
+#[inline]
 fn lookup_into(
-    b: &Buffer,
+    e: &BufferEntry,
     target: &str,
     source: &str,
     time_ns: i64,
     out: &mut tf_shm_transform_stamped,
 ) -> Result<(), Fail> {
-    let r = b.lookup_transform(target, source, time_ns)?;
+    let r = answer!(e, b => b.lookup_transform(target, source, time_ns))?;
     write_transform(out, r.stamp, &r.transform);
     Ok(())
 }
@@ -497,7 +623,7 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_timeout(
     out: *mut tf_shm_transform_stamped,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_lookup_transform_timeout";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -506,9 +632,12 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_timeout(
             )
         };
         let out = crate::out(F, "out", out)?;
-        let r = b.lookup_transform_timeout(&t, &s, time_ns, duration(timeout_ns))?;
-        write_transform(out, r.stamp, &r.transform);
-        Ok(())
+        let _ = wait_until(
+            e,
+            duration(timeout_ns),
+            |e| answer!(e, b => b.can_transform(&t, &s, time_ns)),
+        );
+        lookup_into(e, &t, &s, time_ns, out)
     })
 }
 
@@ -531,7 +660,7 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full(
     out: *mut tf_shm_transform_stamped,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_lookup_transform_full";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s, x) = unsafe {
             (
@@ -541,7 +670,8 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full(
             )
         };
         let out = crate::out(F, "out", out)?;
-        let r = b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x)?;
+        let r =
+            answer!(e, b => b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x))?;
         write_transform(out, r.stamp, &r.transform);
         Ok(())
     })
@@ -564,7 +694,7 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full_timeout(
     out: *mut tf_shm_transform_stamped,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_lookup_transform_full_timeout";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s, x) = unsafe {
             (
@@ -574,14 +704,13 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full_timeout(
             )
         };
         let out = crate::out(F, "out", out)?;
-        let r = b.lookup_transform_full_timeout(
-            &t,
-            target_time_ns,
-            &s,
-            source_time_ns,
-            &x,
+        let _ = wait_until(
+            e,
             duration(timeout_ns),
-        )?;
+            |e| answer!(e, b => b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)),
+        );
+        let r =
+            answer!(e, b => b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x))?;
         write_transform(out, r.stamp, &r.transform);
         Ok(())
     })
@@ -600,7 +729,7 @@ pub unsafe extern "C" fn tf_shm_can_transform(
     time_ns: i64,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_can_transform";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -608,7 +737,7 @@ pub unsafe extern "C" fn tf_shm_can_transform(
                 name(F, "source_frame", source_frame)?,
             )
         };
-        Ok(b.can_transform(&t, &s, time_ns)?)
+        Ok(answer!(e, b => b.can_transform(&t, &s, time_ns))?)
     })
 }
 
@@ -627,7 +756,7 @@ pub unsafe extern "C" fn tf_shm_can_transform_timeout(
     timeout_ns: i64,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_can_transform_timeout";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -635,7 +764,11 @@ pub unsafe extern "C" fn tf_shm_can_transform_timeout(
                 name(F, "source_frame", source_frame)?,
             )
         };
-        Ok(b.can_transform_timeout(&t, &s, time_ns, duration(timeout_ns))?)
+        Ok(wait_until(
+            e,
+            duration(timeout_ns),
+            |e| answer!(e, b => b.can_transform(&t, &s, time_ns)),
+        )?)
     })
 }
 
@@ -653,7 +786,7 @@ pub unsafe extern "C" fn tf_shm_can_transform_full(
     fixed_frame: *const c_char,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_can_transform_full";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s, x) = unsafe {
             (
@@ -662,7 +795,7 @@ pub unsafe extern "C" fn tf_shm_can_transform_full(
                 name(F, "fixed_frame", fixed_frame)?,
             )
         };
-        Ok(b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)?)
+        Ok(answer!(e, b => b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x))?)
     })
 }
 
@@ -682,7 +815,7 @@ pub unsafe extern "C" fn tf_shm_can_transform_full_timeout(
     timeout_ns: i64,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_can_transform_full_timeout";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s, x) = unsafe {
             (
@@ -691,13 +824,10 @@ pub unsafe extern "C" fn tf_shm_can_transform_full_timeout(
                 name(F, "fixed_frame", fixed_frame)?,
             )
         };
-        Ok(b.can_transform_full_timeout(
-            &t,
-            target_time_ns,
-            &s,
-            source_time_ns,
-            &x,
+        Ok(wait_until(
+            e,
             duration(timeout_ns),
+            |e| answer!(e, b => b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)),
         )?)
     })
 }
@@ -714,7 +844,7 @@ pub unsafe extern "C" fn tf_shm_get_latest_common_time(
     out: *mut i64,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_get_latest_common_time";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -723,7 +853,7 @@ pub unsafe extern "C" fn tf_shm_get_latest_common_time(
             )
         };
         let out = crate::out(F, "out", out)?;
-        *out = b.get_latest_common_time(&t, &s)?;
+        *out = answer!(e, b => b.get_latest_common_time(&t, &s))?;
         Ok(())
     })
 }
@@ -742,8 +872,9 @@ pub unsafe extern "C" fn tf_shm_all_frames_as_string(
     len: *mut usize,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_all_frames_as_string";
-    with_buffer(F, buffer, |b| {
-        copy_text(F, b.all_frames_as_string()?.as_bytes(), buf, cap, len)
+    with_entry(F, buffer, |e| {
+        let text = answer!(e, b => b.all_frames_as_string())?;
+        copy_text(F, text.as_bytes(), buf, cap, len)
     })
 }
 
@@ -761,8 +892,9 @@ pub unsafe extern "C" fn tf_shm_all_frames_as_yaml(
     len: *mut usize,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_all_frames_as_yaml";
-    with_buffer(F, buffer, |b| {
-        copy_text(F, b.all_frames_as_yaml(now_ns)?.as_bytes(), buf, cap, len)
+    with_entry(F, buffer, |e| {
+        let text = answer!(e, b => b.all_frames_as_yaml(now_ns))?;
+        copy_text(F, text.as_bytes(), buf, cap, len)
     })
 }
 
@@ -878,27 +1010,32 @@ pub unsafe extern "C" fn tf_shm_pair_lookup(
             return Err(invalid(F, "pair's buffer"));
         }
         let r = match e.pair.try_lock() {
-            Ok(mut p) => pair_lookup_into(&be.buffer, &mut p, time_ns, out),
+            Ok(mut p) => pair_lookup_into(be, &mut p, time_ns, out),
             Err(TryLockError::Poisoned(p)) => {
-                pair_lookup_into(&be.buffer, &mut p.into_inner(), time_ns, out)
+                pair_lookup_into(be, &mut p.into_inner(), time_ns, out)
             }
             Err(TryLockError::WouldBlock) => {
                 // Another thread holds the pair: the plain lookup answers the same.
-                lookup_into(&be.buffer, &e.target, &e.source, time_ns, out)
+                lookup_into(be, &e.target, &e.source, time_ns, out)
             }
         };
         r
     })
 }
 
-/// The one body of the pair lookups (`out` checked by the caller).
+/// The one body of the pair lookups (`out` checked by the caller). After a clear of the
+/// buffer, the pair's names answer through the clear ([`answer!`]).
+#[inline]
 fn pair_lookup_into(
-    b: &Buffer,
+    e: &BufferEntry,
     pair: &mut FramePair,
     time_ns: i64,
     out: &mut tf_shm_transform_stamped,
 ) -> Result<(), Fail> {
-    let (stamp, t) = b.lookup_pair(pair, time_ns)?;
+    if e.mark().is_some() {
+        return lookup_into(e, pair.target(), pair.source(), time_ns, out);
+    }
+    let (stamp, t) = e.buffer.lookup_pair(pair, time_ns)?;
     write_transform(out, stamp, &t);
     Ok(())
 }
@@ -1060,8 +1197,8 @@ pub unsafe extern "C" fn tf_shm_ref_lookup_transform(
         };
         let out = crate::out(F, "out", out)?;
         match (ascii(t), ascii(s)) {
-            (Some(t), Some(s)) => lookup_into(&b.buffer, t, s, time_ns, out),
-            _ => not_ascii(&b.buffer, t, s, time_ns, out),
+            (Some(t), Some(s)) => lookup_into(b, t, s, time_ns, out),
+            _ => not_ascii(b, t, s, time_ns, out),
         }
     })
 }
@@ -1070,7 +1207,7 @@ pub unsafe extern "C" fn tf_shm_ref_lookup_transform(
 #[cold]
 #[inline(never)]
 fn not_ascii(
-    b: &Buffer,
+    b: &BufferEntry,
     target: &[u8],
     source: &[u8],
     time_ns: i64,
@@ -1146,7 +1283,7 @@ pub unsafe extern "C" fn tf_shm_frame_pair_lookup(
         if b.closed.load(Ordering::Acquire) {
             return Err(invalid(F, "pair's buffer"));
         }
-        pair_lookup_into(&b.buffer, &mut p.pair, time_ns, out)
+        pair_lookup_into(b, &mut p.pair, time_ns, out)
     })
 }
 

@@ -304,6 +304,7 @@ static void test_misuse(void) {
   CHECK(tf_shm_lookup_transform(made_up, "map", "odom", 0, &t) == TF_SHM_INVALID_HANDLE, "made up");
   CHECK(tf_shm_lookup_transform(huge, "map", "odom", 0, &t) == TF_SHM_INVALID_HANDLE, "huge");
   CHECK(tf_shm_buffer_close(zero) == TF_SHM_INVALID_HANDLE, "close zero");
+  CHECK(tf_shm_buffer_clear(zero) == TF_SHM_INVALID_HANDLE, "clear zero");
   tf_shm_buffer b2;
   st = tf_shm_buffer_open("ctest", 0, 0, &b2);
   CHECK(st == TF_SHM_OK, "%s: %s", tf_shm_status_name(st), tf_shm_last_error_message());
