@@ -601,6 +601,24 @@ fn lookup_into(
     time_ns: i64,
     out: &mut tf_shm_transform_stamped,
 ) -> Result<(), Fail> {
+    if e.ever_cleared.load(Ordering::Acquire) {
+        return lookup_cleared(e, target, source, time_ns, out);
+    }
+    let r = e.buffer.lookup_transform(target, source, time_ns)?;
+    write_transform(out, r.stamp, &r.transform);
+    Ok(())
+}
+
+/// [`lookup_into`] of a buffer that was cleared, kept out of the hot calls.
+#[cold]
+#[inline(never)]
+fn lookup_cleared(
+    e: &BufferEntry,
+    target: &str,
+    source: &str,
+    time_ns: i64,
+    out: &mut tf_shm_transform_stamped,
+) -> Result<(), Fail> {
     let r = answer!(e, b => b.lookup_transform(target, source, time_ns))?;
     write_transform(out, r.stamp, &r.transform);
     Ok(())
@@ -1032,8 +1050,8 @@ fn pair_lookup_into(
     time_ns: i64,
     out: &mut tf_shm_transform_stamped,
 ) -> Result<(), Fail> {
-    if e.mark().is_some() {
-        return lookup_into(e, pair.target(), pair.source(), time_ns, out);
+    if e.ever_cleared.load(Ordering::Acquire) {
+        return lookup_cleared(e, pair.target(), pair.source(), time_ns, out);
     }
     let (stamp, t) = e.buffer.lookup_pair(pair, time_ns)?;
     write_transform(out, stamp, &t);
