@@ -1,13 +1,48 @@
 #!/usr/bin/env bash
-# Builds and runs bench/tf2_buffer_bench.cpp (-O2, no sanitizers): tf_shm::Tf2Buffer against
-# ROS 2 Jazzy's tf2::BufferCore in one run. Needs what tests/run.sh's tf2 test needs (the ROS
-# environment of scripts/ros-env.sh with tf2 installed, or TF_SHM_TF2_PREFIX; tf2_ros's headers
-# installed or in $TF_SHM_ROS_SOURCES).
+# Builds (-O2, no sanitizers) and runs, in one go:
+# - bench/wrapper_bench.cpp: tf_shm.hpp's lookups by name and by pair against the Rust calls
+#   they wrap, on the same arena (the wrapper's own cost, C++ − Rust);
+# - bench/tf2_buffer_bench.cpp: tf_shm::Tf2Buffer against ROS 2 Jazzy's tf2::BufferCore. Needs
+#   what tests/run.sh's tf2 test needs (the ROS environment of scripts/ros-env.sh with tf2
+#   installed, or TF_SHM_TF2_PREFIX; tf2_ros's headers installed or in $TF_SHM_ROS_SOURCES).
+# With --instructions, instead counts the instructions of one lookup of each wrapper_bench arm
+# under callgrind (load-independent): the difference of a run of 20 000 and one of 10 000
+# lookups, divided by 10 000.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 crate=crates/tf_shm_c
 rel=${CARGO_TARGET_DIR:-$PWD/target}/release
 cargo build --release -p tf_shm_c -p tf_shm_c_testkit
+out=$rel/tf_shm_c_tests
+mkdir -p "$out"
+g++ -std=c++17 -O2 -Wall -Wextra -I$crate/include $crate/bench/wrapper_bench.cpp \
+  -o "$out/wrapper_bench" "$rel/libtf_shm_c.so" "$rel/libtf_shm_c_testkit.so" "-Wl,-rpath,$rel" \
+  -lpthread -lm
+if [ "${1:-}" = --instructions ]; then
+  ir() {
+    local f
+    f=$(mktemp)
+    valgrind --tool=callgrind --callgrind-out-file="$f" "$out/wrapper_bench" count "$@" >/dev/null 2>&1
+    callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
+    rm -f "$f"
+  }
+  printf '%-22s %10s %10s %8s %10s %10s %8s %10s %8s   (instructions per lookup, callgrind)\n' \
+    lookup "C++ names" Rust "C++−Rust" "C++ pair" Rust "C++−Rust" "C call" "C−Rust"
+  cases=("depth 3, interpolated" "depth 3, time 0" "depth 1, interpolated" "depth 1, time 0")
+  for c in 0 1 2 3; do
+    per=()
+    for arm in 0 1 2 3 4; do
+      a=$(ir $arm $c 10000) b=$(ir $arm $c 20000)
+      per+=($(( (b - a) / 10000 )))
+    done
+    printf '%-22s %10d %10d %+8d %10d %10d %+8d %10d %+8d\n' "${cases[$c]}" "${per[0]}" \
+      "${per[1]}" $((per[0] - per[1])) "${per[2]}" "${per[3]}" $((per[2] - per[3])) "${per[4]}" \
+      $((per[4] - per[1]))
+  done
+  exit 0
+fi
+"$out/wrapper_bench"
+echo
 prefixes="${TF_SHM_TF2_PREFIX:-}:${CMAKE_PREFIX_PATH:-}:${AMENT_PREFIX_PATH:-}"
 tf2= tf2_ros= ros=
 for p in ${prefixes//:/ }; do
@@ -19,8 +54,6 @@ done
 [ -n "$tf2" ] && [ -n "$ros" ] || { echo "bench: no ROS 2 tf2 / geometry_msgs found" >&2; exit 2; }
 inc=()
 for d in "$ros"/include/*/; do inc+=(-isystem "$d"); done
-out=$rel/tf_shm_c_tests
-mkdir -p "$out"
 g++ -std=c++17 -O2 -Wall -Wextra -I$crate/include -isystem "$tf2/include/tf2" -isystem "$tf2_ros" "${inc[@]}" \
   $crate/bench/tf2_buffer_bench.cpp -o "$out/tf2_buffer_bench" "$rel/libtf_shm_c.so" \
   "$rel/libtf_shm_c_testkit.so" "$tf2/lib/libtf2.so" "$ros/lib/librcutils.so" \

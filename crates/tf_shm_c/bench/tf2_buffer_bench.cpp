@@ -1,7 +1,9 @@
 // tf_shm::Tf2Buffer against ROS 2 Jazzy's tf2::BufferCore, in one run, on the same transforms:
 // lookupTransform(target, source, time) by name through tf2::BufferCoreInterface&, at depth 1
-// and 3, time 0 (latest) and an interpolated time; prints ns per lookup and the ratio.
+// and 3, time 0 (latest) and an interpolated time; the two alternate for 9 rounds; prints the
+// median ns per lookup of each and the median of the per-round ratios (with their range).
 //   crates/tf_shm_c/bench/run.sh
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -64,18 +66,31 @@ int main()
   int rc = 0;
   {
     tf_shm::Tf2Buffer shm("tf2bench", 0);
-    const int n = 200000;
+    const int n = 50000, rounds = 9;
     struct Case { const char * what, * target, * source; int64_t time; };
     const Case cases[] = {{"depth 1, time 0", "b", "c", 0},
       {"depth 3, time 0", "map", "c", 0},
       {"depth 3, interpolated", "map", "c", T0 + 505 * MS + 123},
       {"depth 1, interpolated", "b", "c", T0 + 505 * MS + 123}};
-    std::printf("%-24s %12s %12s %8s\n", "lookupTransform by name", "tf2 ns", "Tf2Buffer ns",
-      "ratio");
+    std::printf("%-24s %12s %12s %8s %16s   (median of %d alternating rounds)\n",
+      "lookupTransform by name", "tf2 ns", "Tf2Buffer ns", "ratio", "ratio range", rounds);
+    auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+      };
     for (const Case & c : cases) {
-      const double a = nsPerLookup(core, c.target, c.source, tp(c.time), n);
-      const double b = nsPerLookup(shm, c.target, c.source, tp(c.time), n);
-      std::printf("%-24s %12.1f %12.1f %7.2fx\n", c.what, a, b, a / b);
+      std::vector<double> a, b, r;
+      for (int k = 0; k < rounds; k++) {
+        // Alternate which goes first.
+        const double x = k % 2 ? nsPerLookup(core, c.target, c.source, tp(c.time), n) : 0;
+        const double y = nsPerLookup(shm, c.target, c.source, tp(c.time), n);
+        const double z = k % 2 ? x : nsPerLookup(core, c.target, c.source, tp(c.time), n);
+        a.push_back(z);
+        b.push_back(y);
+        r.push_back(z / y);
+      }
+      std::printf("%-24s %12.1f %12.1f %7.2fx %7.2fx-%5.2fx\n", c.what, median(a), median(b),
+        median(r), *std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end()));
     }
   }
   tf_shm_testkit_close(owner);

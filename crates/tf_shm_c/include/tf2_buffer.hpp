@@ -164,12 +164,15 @@ public:
     waiter_.join();
   }
 
-  /// tf2::BufferCoreInterface::clear: does nothing yet. The arena is shared by every process
-  /// on the host and the bridge owns its history; the bridge itself clears it when the data's
-  /// clock jumps back (as tf2_ros's listener would clear a tf2_ros::Buffer). A clear of this
-  /// buffer alone (what Python's tf_shm.Buffer.clear() does, tf_shm::ClearMark) has no C ABI
-  /// call yet.
-  void clear() override {}
+  /// tf2::BufferCoreInterface::clear, for this buffer alone (tf_shm_buffer_clear): from now on
+  /// it answers from no dynamic sample stored before the call, as a cleared tf2::BufferCore
+  /// does until new data comes (statics stay, frames stay known; pending waitForTransform
+  /// requests see the clear). The shared arena and every other buffer on it are untouched (the
+  /// bridge clears the arena itself when the data's clock jumps back). One difference: a
+  /// sample that arrives after the clear stamped at or before its frame's newest at the clear
+  /// stays hidden (tf2 would hold it); samples in time order answer as tf2's. Throws
+  /// tf_shm::Tf2ArenaException for a damaged arena (nothing changed).
+  void clear() override {check(tf_shm_buffer_clear(h_));}
 
   /// tf2::BufferCore::lookupTransform(target, source, time): T_target_source at `time`
   /// (TimePointZero: the latest common time). Throws tf2's exceptions with tf2's texts.
@@ -178,8 +181,7 @@ public:
     const tf2::TimePoint & time) const override
   {
     tf_shm_transform_stamped t;
-    check(tf_shm_lookup_transform(h_, target_frame.c_str(), source_frame.c_str(), toNs(time),
-      &t));
+    check(buffer_.lookup(target_frame, source_frame, time, t));
     return tf2_detail::toMsg(t, target_frame, source_frame);
   }
 
@@ -208,7 +210,9 @@ public:
     return tf2_detail::toMsg(t, target_frame, source_frame);
   }
 
-  /// tf2_ros's two-time lookupTransform with a timeout.
+  /// tf2_ros's two-time lookupTransform with a timeout: sleeps on the arena's futex (no
+  /// polling) until the two-time canTransform or the timeout, then throws the plain lookup's
+  /// exception if it still fails.
   geometry_msgs::msg::TransformStamped lookupTransform(
     const std::string & target_frame, const tf2::TimePoint & target_time,
     const std::string & source_frame, const tf2::TimePoint & source_time,

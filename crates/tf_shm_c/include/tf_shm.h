@@ -13,6 +13,21 @@
 // status value; compare with [`tf_shm_abi_version`] at run time (`tf_shm_abi_ok()` does).
 #define TF_SHM_ABI_VERSION 1
 
+// A caller's reference to an open buffer (opaque), for the hot calls that take it
+// ([`tf_shm_ref_lookup_transform`], [`tf_shm_frame_pair_new`]): the handle is checked once,
+// by [`tf_shm_buffer_ref_new`], and the reference keeps the buffer's mapping alive until
+// [`tf_shm_buffer_ref_free`], so a call through it costs no table lookup and no atomic
+// read-modify-write. Closing the buffer ([`tf_shm_buffer_close`]) makes calls through its
+// references answer [`TF_SHM_INVALID_HANDLE`]. A reference may be used from several threads
+// at once; using it after freeing it is undefined behaviour (it is a pointer).
+typedef struct tf_shm_buffer_ref tf_shm_buffer_ref;
+
+// A caller's (target, source) pair (opaque): [`tf_shm_pair`]'s lookups without its handle
+// check and lock. One caller's: a `tf_shm_frame_pair` must not be used by two threads at the
+// same time (make one per thread; they are cheap); the buffer may. Keeps its buffer's mapping
+// alive until [`tf_shm_frame_pair_free`].
+typedef struct tf_shm_frame_pair tf_shm_frame_pair;
+
 // What a call returns: [`TF_SHM_OK`] or one of the error codes below. An `int32_t` rather than
 // a C enum so that any value C passes back (e.g. to [`tf_shm_status_name`]) is defined.
 typedef int32_t tf_shm_status;
@@ -152,7 +167,8 @@ uint32_t tf_shm_abi_version(void);
 // - `name`: arena name, or NULL for `$TF_SHM_NAME` / `"default"`;
 // - `domain`: ROS domain id, or a negative value for `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0;
 // - `timeout_ns`: 0 fails at once when no bridge serves the arena; more waits up to that long
-//   for one (retrying every 20 ms);
+//   for one (retrying the rendezvous every 20 ms: before a bridge serves there is no arena
+//   whose futex could be slept on; the waits on data below sleep on it);
 // - `out`: receives the handle; close it with [`tf_shm_buffer_close`].
 //
 // Errors: [`TF_SHM_OPEN_ERROR`] (no bridge serving, permissions, another tf_shm version),
@@ -200,6 +216,19 @@ tf_shm_status tf_shm_buffer_joined(struct tf_shm_buffer buffer, bool *out);
 //
 // Errors: [`TF_SHM_INVALID_HANDLE`] (e.g. closed twice).
 tf_shm_status tf_shm_buffer_close(struct tf_shm_buffer buffer);
+
+// tf2's `BufferCore::clear()` for this buffer alone: from now on its queries (lookups,
+// `can_transform`, waits, pairs, latest common time, the frame texts) answer from no dynamic
+// sample stored before the call, as a cleared tf2 buffer answers until new data comes
+// (static transforms stay, as tf2's `StaticCache` does; frames stay known, as in tf2); the
+// shared arena and every other buffer on it are untouched. Precisely (`tf_shm::ClearMark`):
+// per dynamic frame, samples stamped at or before its newest stamp at the clear are hidden,
+// so a sample that arrives later with an older stamp stays hidden too (tf2 would hold it).
+// A clear of the arena itself (the bridge's, when the data's clock jumps back) supersedes
+// it. Calls in flight on other threads answer from before or after it.
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_ARENA_ERROR`] (damaged arena; nothing changed).
+tf_shm_status tf_shm_buffer_clear(struct tf_shm_buffer buffer);
 
 // How many times the buffer attached a new arena instance (a restarted bridge) since it was
 // opened: 0 until the first restart.
@@ -266,7 +295,8 @@ tf_shm_status tf_shm_lookup_transform(struct tf_shm_buffer buffer,
                                       struct tf_shm_transform_stamped *out);
 
 // tf2_ros's `Buffer::lookupTransform(target, source, time, timeout)`: waits up to
-// `timeout_ns` for `canTransform`, then answers as [`tf_shm_lookup_transform`] (so a failure
+// `timeout_ns` for `canTransform`, sleeping on the arena's futex (woken by the bridge's
+// writes, no polling), then answers as [`tf_shm_lookup_transform`] (so a failure
 // is the plain lookup's error, as tf2_ros throws it).
 //
 // # Safety
@@ -295,7 +325,7 @@ tf_shm_status tf_shm_lookup_transform_full(struct tf_shm_buffer buffer,
                                            struct tf_shm_transform_stamped *out);
 
 // [`tf_shm_lookup_transform_full`] after waiting up to `timeout_ns` for the two-time
-// `canTransform` (tf2_ros's waiting form).
+// `canTransform` (tf2_ros's waiting form), sleeping on the arena's futex (no polling).
 //
 // # Safety
 // As [`tf_shm_lookup_transform`].
@@ -341,7 +371,8 @@ tf_shm_status tf_shm_can_transform_full(struct tf_shm_buffer buffer,
                                         int64_t source_time_ns,
                                         const char *fixed_frame);
 
-// tf2_ros's waiting two-time `canTransform`.
+// tf2_ros's waiting two-time `canTransform`: as [`tf_shm_can_transform_timeout`], sleeping
+// on the arena's futex (no polling).
 //
 // # Safety
 // Names are NULL or NUL-terminated.
@@ -429,6 +460,71 @@ tf_shm_status tf_shm_pair_lookup(struct tf_shm_pair pair,
 
 // Frees a pair. Errors: [`TF_SHM_INVALID_HANDLE`] (e.g. freed twice).
 tf_shm_status tf_shm_pair_free(struct tf_shm_pair pair);
+
+// A reference to the open buffer `buffer` for the hot calls (see [`tf_shm_buffer_ref`]);
+// free it with [`tf_shm_buffer_ref_free`].
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+//
+// # Safety
+// `out` is NULL or writable.
+tf_shm_status tf_shm_buffer_ref_new(struct tf_shm_buffer buffer,
+                                    const struct tf_shm_buffer_ref **out);
+
+// Frees a reference (NULL: nothing); the buffer's mapping is released once it is closed and
+// no reference, pair or call uses it.
+//
+// # Safety
+// `r` is NULL or a live reference from [`tf_shm_buffer_ref_new`], not used afterwards.
+void tf_shm_buffer_ref_free(const struct tf_shm_buffer_ref *r);
+
+// [`tf_shm_lookup_transform`] through a reference, with the names as (pointer, length) (a C++
+// `std::string`'s `data()` and `size()`: no `strlen`): the same answers and errors; a NULL
+// reference or a closed buffer is [`TF_SHM_INVALID_HANDLE`].
+//
+// # Safety
+// `buffer` is NULL or a live reference; each name is NULL or has its length of readable
+// bytes; `out` is NULL or writable.
+tf_shm_status tf_shm_ref_lookup_transform(const struct tf_shm_buffer_ref *buffer,
+                                          const char *target_frame,
+                                          size_t target_len,
+                                          const char *source_frame,
+                                          size_t source_len,
+                                          int64_t time_ns,
+                                          struct tf_shm_transform_stamped *out);
+
+// Makes a caller's pair (see [`tf_shm_frame_pair`]) for `T_target_source` lookups of the
+// referenced buffer; names as in [`tf_shm_ref_lookup_transform`]. Nothing is checked here:
+// unknown frames fail at lookup time, with tf2's errors. Free it with
+// [`tf_shm_frame_pair_free`].
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`] (NULL reference, closed buffer), [`TF_SHM_NULL_ARGUMENT`].
+//
+// # Safety
+// As [`tf_shm_ref_lookup_transform`]; `out` is NULL or writable.
+tf_shm_status tf_shm_frame_pair_new(const struct tf_shm_buffer_ref *buffer,
+                                    const char *target_frame,
+                                    size_t target_len,
+                                    const char *source_frame,
+                                    size_t source_len,
+                                    struct tf_shm_frame_pair **out);
+
+// [`tf_shm_lookup_transform`] of the pair's frames at `time_ns`, with the same answers and
+// errors, without string work, handle table or lock: the pair is the caller's alone (one
+// thread at a time). A NULL pair or a closed buffer is [`TF_SHM_INVALID_HANDLE`].
+//
+// # Safety
+// `pair` is NULL or a live pair that no other thread uses during the call; `out` is NULL or
+// writable.
+tf_shm_status tf_shm_frame_pair_lookup(struct tf_shm_frame_pair *pair,
+                                       int64_t time_ns,
+                                       struct tf_shm_transform_stamped *out);
+
+// Frees a caller's pair (NULL: nothing).
+//
+// # Safety
+// `pair` is NULL or a live pair from [`tf_shm_frame_pair_new`], not used afterwards.
+void tf_shm_frame_pair_free(struct tf_shm_frame_pair *pair);
 
 // The text of the last failed call on this thread: for tf2's classes, exactly tf2's `what()`
 // (for `can_transform`, tf2's `canTransform` error string). Empty if no call failed yet.

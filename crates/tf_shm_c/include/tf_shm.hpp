@@ -187,18 +187,21 @@ std::string text(F f)
 }  // namespace detail
 
 /// A (target, source) pair resolved once for hot loops; made by Buffer::pair(). Answers and
-/// errors are lookupTransform's. Movable; thread-safe.
+/// errors are lookupTransform's. Movable. One caller's, like an iterator: lookups on one
+/// FramePair from two threads at once need the caller's synchronization (lookup() is not
+/// const); give each thread its own pair (Buffer::pair() may be called from any thread; the
+/// Buffer itself is shared freely, as a tf2::BufferCore is).
 class FramePair
 {
 public:
   FramePair(FramePair && o) noexcept
-  : h_(std::exchange(o.h_, tf_shm_pair{0})), target_(std::move(o.target_)),
+  : p_(std::exchange(o.p_, nullptr)), target_(std::move(o.target_)),
     source_(std::move(o.source_)) {}
   FramePair & operator=(FramePair && o) noexcept
   {
     if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, tf_shm_pair{0});
+      tf_shm_frame_pair_free(p_);
+      p_ = std::exchange(o.p_, nullptr);
       target_ = std::move(o.target_);
       source_ = std::move(o.source_);
     }
@@ -206,20 +209,20 @@ public:
   }
   FramePair(const FramePair &) = delete;
   FramePair & operator=(const FramePair &) = delete;
-  ~FramePair() {reset();}
+  ~FramePair() {tf_shm_frame_pair_free(p_);}
 
   /// T_target_source at `time` (TimePointZero: latest common time).
-  StampedTransform lookup(const TimePoint & time) const
+  StampedTransform lookup(const TimePoint & time)
   {
     tf_shm_transform_stamped t;
-    detail::check(tf_shm_pair_lookup(h_, toNs(time), &t));
+    detail::check(tf_shm_frame_pair_lookup(p_, toNs(time), &t));
     return StampedTransform{fromNs(t.stamp_ns), detail::toTransform(t)};
   }
   /// lookup() as a TransformStamped with the frame names.
-  TransformStamped lookupTransform(const TimePoint & time) const
+  TransformStamped lookupTransform(const TimePoint & time)
   {
     tf_shm_transform_stamped t;
-    detail::check(tf_shm_pair_lookup(h_, toNs(time), &t));
+    detail::check(tf_shm_frame_pair_lookup(p_, toNs(time), &t));
     return detail::toStamped(t, target_, source_);
   }
   const std::string & target() const noexcept {return target_;}
@@ -227,14 +230,9 @@ public:
 
 private:
   friend class Buffer;
-  FramePair(tf_shm_pair h, std::string target, std::string source)
-  : h_(h), target_(std::move(target)), source_(std::move(source)) {}
-  void reset() noexcept
-  {
-    if (h_.id != 0) {tf_shm_pair_free(h_);}
-    h_.id = 0;
-  }
-  tf_shm_pair h_;
+  FramePair(tf_shm_frame_pair * p, std::string target, std::string source)
+  : p_(p), target_(std::move(target)), source_(std::move(source)) {}
+  tf_shm_frame_pair * p_;
   std::string target_, source_;
 };
 
@@ -262,6 +260,7 @@ public:
     checkAbi();
     detail::check(tf_shm_buffer_open(name.empty() ? nullptr : name.c_str(), domain,
       wait_for_bridge.count(), &h_));
+    takeRef();
   }
   /// Opens the arena as a tf2_ros::Buffer is made, whether or not a bridge serves it yet: joined
   /// at once when one does, else empty (lookups throw tf_shm::LookupException with tf2's text,
@@ -274,13 +273,16 @@ public:
     checkAbi();
     detail::check(tf_shm_buffer_open_or_empty(name.empty() ? nullptr : name.c_str(), domain,
       &h_));
+    takeRef();
   }
-  Buffer(Buffer && o) noexcept : h_(std::exchange(o.h_, tf_shm_buffer{0})) {}
+  Buffer(Buffer && o) noexcept
+  : h_(std::exchange(o.h_, tf_shm_buffer{0})), ref_(std::exchange(o.ref_, nullptr)) {}
   Buffer & operator=(Buffer && o) noexcept
   {
     if (this != &o) {
       reset();
       h_ = std::exchange(o.h_, tf_shm_buffer{0});
+      ref_ = std::exchange(o.ref_, nullptr);
     }
     return *this;
   }
@@ -294,9 +296,17 @@ public:
     const TimePoint & time) const
   {
     tf_shm_transform_stamped t;
-    detail::check(tf_shm_lookup_transform(h_, target_frame.c_str(), source_frame.c_str(),
-      toNs(time), &t));
+    detail::check(lookup(target_frame, source_frame, time, t));
     return detail::toStamped(t, target_frame, source_frame);
+  }
+  /// The C call under lookupTransform(target, source, time), for wrappers that build their own
+  /// result (Tf2Buffer): a status, `out` written on TF_SHM_OK.
+  tf_shm_status lookup(
+    const std::string & target_frame, const std::string & source_frame,
+    const TimePoint & time, tf_shm_transform_stamped & out) const noexcept
+  {
+    return tf_shm_ref_lookup_transform(ref_, target_frame.data(), target_frame.size(),
+      source_frame.data(), source_frame.size(), toNs(time), &out);
   }
   /// tf2_ros::Buffer::lookupTransform with a timeout: sleeps on the arena's futex until
   /// canTransform (or the timeout), then throws the plain lookup's exception if it still fails.
@@ -320,7 +330,9 @@ public:
       source_frame.c_str(), toNs(source_time), fixed_frame.c_str(), &t));
     return detail::toStamped(t, target_frame, source_frame);
   }
-  /// tf2_ros's two-time lookupTransform with a timeout.
+  /// tf2_ros's two-time lookupTransform with a timeout: sleeps on the arena's futex (no
+  /// polling) until the two-time canTransform or the timeout, then throws the plain lookup's
+  /// exception if it still fails.
   TransformStamped lookupTransform(
     const std::string & target_frame, const TimePoint & target_time,
     const std::string & source_frame, const TimePoint & source_time,
@@ -359,7 +371,8 @@ public:
     return detail::answer(tf_shm_can_transform_full(h_, target_frame.c_str(), toNs(target_time),
       source_frame.c_str(), toNs(source_time), fixed_frame.c_str()), error_msg);
   }
-  /// tf2_ros's two-time canTransform with a timeout.
+  /// tf2_ros's two-time canTransform with a timeout: sleeps on the arena's futex (no polling)
+  /// until it can or the time is up.
   bool canTransform(
     const std::string & target_frame, const TimePoint & target_time,
     const std::string & source_frame, const TimePoint & source_time,
@@ -427,11 +440,19 @@ public:
     return v;
   }
 
+  /// tf2::BufferCore::clear for this buffer alone (tf_shm_buffer_clear): from now on its
+  /// queries, pairs and waits answer from no dynamic sample stored before the call (statics
+  /// stay, frames stay known, as in tf2); the shared arena and other buffers are untouched. A
+  /// later sample stamped at or before its frame's newest at the clear stays hidden. Safe to
+  /// call while other threads query.
+  void clear() {detail::check(tf_shm_buffer_clear(h_));}
+
   /// A pair for hot loops: lookups without string work, re-resolved after a bridge restart.
   FramePair pair(const std::string & target_frame, const std::string & source_frame) const
   {
-    tf_shm_pair p{0};
-    detail::check(tf_shm_pair_new(h_, target_frame.c_str(), source_frame.c_str(), &p));
+    tf_shm_frame_pair * p = nullptr;
+    detail::check(tf_shm_frame_pair_new(ref_, target_frame.data(), target_frame.size(),
+      source_frame.data(), source_frame.size(), &p));
     return FramePair(p, target_frame, source_frame);
   }
 
@@ -469,12 +490,25 @@ private:
         std::to_string(TF_SHM_ABI_VERSION));
     }
   }
+  /// The reference the hot calls take: the handle is checked once, here, instead of at every
+  /// lookup (tf_shm_buffer_ref).
+  void takeRef()
+  {
+    const tf_shm_status st = tf_shm_buffer_ref_new(h_, &ref_);
+    if (st != TF_SHM_OK) {
+      reset();
+      detail::check(st);
+    }
+  }
   void reset() noexcept
   {
+    tf_shm_buffer_ref_free(ref_);
+    ref_ = nullptr;
     if (h_.id != 0) {tf_shm_buffer_close(h_);}
     h_.id = 0;
   }
   tf_shm_buffer h_{0};
+  const tf_shm_buffer_ref * ref_ = nullptr;
 };
 
 }  // namespace tf_shm

@@ -11,6 +11,10 @@
 //!   "latest" as in tf2; durations are ns (negative counts as 0);
 //! - handles are 64-bit ids, safe to share between threads and to use concurrently; a closed
 //!   or unknown handle is [`TF_SHM_INVALID_HANDLE`], never undefined behaviour;
+//! - the hot calls take what is checked once instead: a [`tf_shm_buffer_ref`] (a pointer that
+//!   keeps the buffer alive; a closed buffer still answers [`TF_SHM_INVALID_HANDLE`] through
+//!   it) and a caller's [`tf_shm_frame_pair`] (one thread at a time), names as (pointer,
+//!   length): no handle table, no lock, no `strlen` on the lookup;
 //! - no panic crosses the boundary ([`TF_SHM_INTERNAL_ERROR`] instead).
 
 #![allow(non_camel_case_types)]
@@ -23,9 +27,9 @@ use std::borrow::Cow;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use tf_shm::{Buffer, BufferCore, FramePair, Join, Transform};
+use tf_shm::{Buffer, BufferCore, ClearMark, FramePair, Join, Transform, TransformError};
 
 use crate::handles::{Entry, Table};
 pub use crate::status::*;
@@ -67,6 +71,64 @@ pub struct tf_shm_transform_stamped {
 struct BufferEntry {
     buffer: Buffer,
     closed: AtomicBool,
+    /// Whether [`tf_shm_buffer_clear`] was ever called (then `cleared` holds its mark): the
+    /// queries of a never-cleared buffer pay this one plain load.
+    ever_cleared: AtomicBool,
+    /// The last clear's mark, with the arena swap count it is keyed for.
+    cleared: Mutex<Option<Arc<Cleared>>>,
+}
+
+/// A buffer's clear (`tf_shm::ClearMark`), keyed for one arena.
+struct Cleared {
+    swaps: u64,
+    mark: ClearMark,
+}
+
+impl BufferEntry {
+    /// The last clear's mark, keyed for the arena answering now; `None` (no lock taken) when
+    /// the buffer was never cleared.
+    #[inline]
+    fn mark(&self) -> Option<Arc<Cleared>> {
+        if !self.ever_cleared.load(Ordering::Acquire) {
+            return None;
+        }
+        self.mark_slow()
+    }
+
+    #[cold]
+    fn mark_slow(&self) -> Option<Arc<Cleared>> {
+        let mut g = self.cleared.lock().unwrap_or_else(|p| p.into_inner());
+        let c = g.as_mut()?;
+        let now = self.buffer.arena_swaps();
+        if c.swaps != now {
+            // After a bridge restart the frames have other ids: carry the mark by name. A
+            // damaged arena keeps the old keys; the query reports the damage.
+            let mut mark = c.mark.clone();
+            if self.buffer.with_store(|s| mark.rekey(s)).is_ok() {
+                *c = Arc::new(Cleared { swaps: now, mark });
+            }
+        }
+        Some(c.clone())
+    }
+}
+
+/// `$body` with `$b` bound to what answers for the entry `$e`: its buffer, or, after
+/// [`tf_shm_buffer_clear`], the buffer's store as that buffer after the clear
+/// (`tf_shm::CacheLimited::cleared`: tf2's walk over the samples the clear left).
+macro_rules! answer {
+    ($e:expr, $b:ident => $body:expr) => {{
+        let e: &BufferEntry = $e;
+        match e.mark() {
+            None => {
+                let $b = &e.buffer;
+                $body
+            }
+            Some(c) => e.buffer.with_store(|s| {
+                let $b = &tf_shm::CacheLimited::cleared(s, None, &c.mark);
+                $body
+            }),
+        }
+    }};
 }
 
 struct PairEntry {
@@ -126,6 +188,47 @@ fn invalid(function: &str, what: &str) -> Fail {
         TF_SHM_INVALID_HANDLE,
         format!("{function}: the {what} handle is not open (zero, closed, or not from tf_shm)"),
     )
+}
+
+/// Runs `f` on the open buffer entry of `h` (queries answer through [`answer!`]).
+fn with_entry(
+    function: &str,
+    h: tf_shm_buffer,
+    f: impl FnOnce(&BufferEntry) -> Result<(), Fail>,
+) -> tf_shm_status {
+    guard(function, || {
+        let g = buffer_entry(function, h)?;
+        let e = g.as_ref().ok_or_else(|| invalid(function, "buffer"))?;
+        f(&e.value)
+    })
+}
+
+/// tf2_ros's wait for a check: `ready` at once, then after every wake of the arena's futex
+/// (`Buffer::wait_while`: the bridge wrote or cleared, a new arena was joined) until it
+/// succeeds or `timeout` passed (steady clock); the last check's result. This buffer's clear,
+/// if any, is in `ready` (through [`answer!`]).
+fn wait_until(
+    e: &BufferEntry,
+    timeout: Duration,
+    mut ready: impl FnMut(&BufferEntry) -> Result<(), TransformError>,
+) -> Result<(), TransformError> {
+    let mut result = ready(e);
+    if result.is_ok() || timeout.is_zero() {
+        return result;
+    }
+    // Past the representable future, wait "forever".
+    let deadline = Instant::now().checked_add(timeout);
+    e.buffer.wait_while(|| {
+        result = ready(e);
+        let now = Instant::now();
+        match deadline {
+            _ if result.is_ok() => None,
+            Some(d) if d <= now => None,
+            Some(d) => Some(d - now),
+            None => Some(Duration::MAX),
+        }
+    });
+    result
 }
 
 /// Runs `f` on the open buffer of `h`.
@@ -198,7 +301,8 @@ pub extern "C" fn tf_shm_abi_version() -> u32 {
 /// - `name`: arena name, or NULL for `$TF_SHM_NAME` / `"default"`;
 /// - `domain`: ROS domain id, or a negative value for `$TF_SHM_DOMAIN` / `$ROS_DOMAIN_ID` / 0;
 /// - `timeout_ns`: 0 fails at once when no bridge serves the arena; more waits up to that long
-///   for one (retrying every 20 ms);
+///   for one (retrying the rendezvous every 20 ms: before a bridge serves there is no arena
+///   whose futex could be slept on; the waits on data below sleep on it);
 /// - `out`: receives the handle; close it with [`tf_shm_buffer_close`].
 ///
 /// Errors: [`TF_SHM_OPEN_ERROR`] (no bridge serving, permissions, another tf_shm version),
@@ -249,6 +353,8 @@ fn insert_buffer(function: &str, buffer: Buffer) -> Result<tf_shm_buffer, Fail> 
         .insert(BufferEntry {
             buffer,
             closed: AtomicBool::new(false),
+            ever_cleared: AtomicBool::new(false),
+            cleared: Mutex::new(None),
         })
         .ok_or_else(|| {
             Fail::new(
@@ -323,6 +429,30 @@ pub extern "C" fn tf_shm_buffer_close(buffer: tf_shm_buffer) -> tf_shm_status {
             .remove(buffer.id)
             .ok_or_else(|| invalid(F, "buffer"))?;
         e.value.closed.store(true, Ordering::Release);
+        Ok(())
+    })
+}
+
+/// tf2's `BufferCore::clear()` for this buffer alone: from now on its queries (lookups,
+/// `can_transform`, waits, pairs, latest common time, the frame texts) answer from no dynamic
+/// sample stored before the call, as a cleared tf2 buffer answers until new data comes
+/// (static transforms stay, as tf2's `StaticCache` does; frames stay known, as in tf2); the
+/// shared arena and every other buffer on it are untouched. Precisely (`tf_shm::ClearMark`):
+/// per dynamic frame, samples stamped at or before its newest stamp at the clear are hidden,
+/// so a sample that arrives later with an older stamp stays hidden too (tf2 would hold it).
+/// A clear of the arena itself (the bridge's, when the data's clock jumps back) supersedes
+/// it. Calls in flight on other threads answer from before or after it.
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_ARENA_ERROR`] (damaged arena; nothing changed).
+#[no_mangle]
+pub extern "C" fn tf_shm_buffer_clear(buffer: tf_shm_buffer) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_clear";
+    with_entry(F, buffer, |e| {
+        let mark = e.buffer.with_store(ClearMark::take)?;
+        let swaps = e.buffer.arena_swaps();
+        *e.cleared.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Arc::new(Cleared { swaps, mark }));
+        e.ever_cleared.store(true, Ordering::Release);
         Ok(())
     })
 }
@@ -450,7 +580,7 @@ pub unsafe extern "C" fn tf_shm_lookup_transform(
     out: *mut tf_shm_transform_stamped,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_lookup_transform";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |b| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -458,15 +588,45 @@ pub unsafe extern "C" fn tf_shm_lookup_transform(
                 name(F, "source_frame", source_frame)?,
             )
         };
-        let out = crate::out(F, "out", out)?;
-        let r = b.lookup_transform(&t, &s, time_ns)?;
-        write_transform(out, r.stamp, &r.transform);
-        Ok(())
+        lookup_into(b, &t, &s, time_ns, crate::out(F, "out", out)?)
     })
 }
 
+/// The one body of the single-time lookups by name (`out` checked by the caller).
+#[inline]
+fn lookup_into(
+    e: &BufferEntry,
+    target: &str,
+    source: &str,
+    time_ns: i64,
+    out: &mut tf_shm_transform_stamped,
+) -> Result<(), Fail> {
+    if e.ever_cleared.load(Ordering::Acquire) {
+        return lookup_cleared(e, target, source, time_ns, out);
+    }
+    let r = e.buffer.lookup_transform(target, source, time_ns)?;
+    write_transform(out, r.stamp, &r.transform);
+    Ok(())
+}
+
+/// [`lookup_into`] of a buffer that was cleared, kept out of the hot calls.
+#[cold]
+#[inline(never)]
+fn lookup_cleared(
+    e: &BufferEntry,
+    target: &str,
+    source: &str,
+    time_ns: i64,
+    out: &mut tf_shm_transform_stamped,
+) -> Result<(), Fail> {
+    let r = answer!(e, b => b.lookup_transform(target, source, time_ns))?;
+    write_transform(out, r.stamp, &r.transform);
+    Ok(())
+}
+
 /// tf2_ros's `Buffer::lookupTransform(target, source, time, timeout)`: waits up to
-/// `timeout_ns` for `canTransform`, then answers as [`tf_shm_lookup_transform`] (so a failure
+/// `timeout_ns` for `canTransform`, sleeping on the arena's futex (woken by the bridge's
+/// writes, no polling), then answers as [`tf_shm_lookup_transform`] (so a failure
 /// is the plain lookup's error, as tf2_ros throws it).
 ///
 /// # Safety
@@ -481,7 +641,7 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_timeout(
     out: *mut tf_shm_transform_stamped,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_lookup_transform_timeout";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -490,9 +650,12 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_timeout(
             )
         };
         let out = crate::out(F, "out", out)?;
-        let r = b.lookup_transform_timeout(&t, &s, time_ns, duration(timeout_ns))?;
-        write_transform(out, r.stamp, &r.transform);
-        Ok(())
+        let _ = wait_until(
+            e,
+            duration(timeout_ns),
+            |e| answer!(e, b => b.can_transform(&t, &s, time_ns)),
+        );
+        lookup_into(e, &t, &s, time_ns, out)
     })
 }
 
@@ -515,7 +678,7 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full(
     out: *mut tf_shm_transform_stamped,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_lookup_transform_full";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s, x) = unsafe {
             (
@@ -525,14 +688,15 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full(
             )
         };
         let out = crate::out(F, "out", out)?;
-        let r = b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x)?;
+        let r =
+            answer!(e, b => b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x))?;
         write_transform(out, r.stamp, &r.transform);
         Ok(())
     })
 }
 
 /// [`tf_shm_lookup_transform_full`] after waiting up to `timeout_ns` for the two-time
-/// `canTransform` (tf2_ros's waiting form).
+/// `canTransform` (tf2_ros's waiting form), sleeping on the arena's futex (no polling).
 ///
 /// # Safety
 /// As [`tf_shm_lookup_transform`].
@@ -548,7 +712,7 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full_timeout(
     out: *mut tf_shm_transform_stamped,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_lookup_transform_full_timeout";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s, x) = unsafe {
             (
@@ -558,14 +722,13 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full_timeout(
             )
         };
         let out = crate::out(F, "out", out)?;
-        let r = b.lookup_transform_full_timeout(
-            &t,
-            target_time_ns,
-            &s,
-            source_time_ns,
-            &x,
+        let _ = wait_until(
+            e,
             duration(timeout_ns),
-        )?;
+            |e| answer!(e, b => b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)),
+        );
+        let r =
+            answer!(e, b => b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x))?;
         write_transform(out, r.stamp, &r.transform);
         Ok(())
     })
@@ -584,7 +747,7 @@ pub unsafe extern "C" fn tf_shm_can_transform(
     time_ns: i64,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_can_transform";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -592,7 +755,7 @@ pub unsafe extern "C" fn tf_shm_can_transform(
                 name(F, "source_frame", source_frame)?,
             )
         };
-        Ok(b.can_transform(&t, &s, time_ns)?)
+        Ok(answer!(e, b => b.can_transform(&t, &s, time_ns))?)
     })
 }
 
@@ -611,7 +774,7 @@ pub unsafe extern "C" fn tf_shm_can_transform_timeout(
     timeout_ns: i64,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_can_transform_timeout";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -619,7 +782,11 @@ pub unsafe extern "C" fn tf_shm_can_transform_timeout(
                 name(F, "source_frame", source_frame)?,
             )
         };
-        Ok(b.can_transform_timeout(&t, &s, time_ns, duration(timeout_ns))?)
+        Ok(wait_until(
+            e,
+            duration(timeout_ns),
+            |e| answer!(e, b => b.can_transform(&t, &s, time_ns)),
+        )?)
     })
 }
 
@@ -637,7 +804,7 @@ pub unsafe extern "C" fn tf_shm_can_transform_full(
     fixed_frame: *const c_char,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_can_transform_full";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s, x) = unsafe {
             (
@@ -646,11 +813,12 @@ pub unsafe extern "C" fn tf_shm_can_transform_full(
                 name(F, "fixed_frame", fixed_frame)?,
             )
         };
-        Ok(b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)?)
+        Ok(answer!(e, b => b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x))?)
     })
 }
 
-/// tf2_ros's waiting two-time `canTransform`.
+/// tf2_ros's waiting two-time `canTransform`: as [`tf_shm_can_transform_timeout`], sleeping
+/// on the arena's futex (no polling).
 ///
 /// # Safety
 /// Names are NULL or NUL-terminated.
@@ -665,7 +833,7 @@ pub unsafe extern "C" fn tf_shm_can_transform_full_timeout(
     timeout_ns: i64,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_can_transform_full_timeout";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s, x) = unsafe {
             (
@@ -674,13 +842,10 @@ pub unsafe extern "C" fn tf_shm_can_transform_full_timeout(
                 name(F, "fixed_frame", fixed_frame)?,
             )
         };
-        Ok(b.can_transform_full_timeout(
-            &t,
-            target_time_ns,
-            &s,
-            source_time_ns,
-            &x,
+        Ok(wait_until(
+            e,
             duration(timeout_ns),
+            |e| answer!(e, b => b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)),
         )?)
     })
 }
@@ -697,7 +862,7 @@ pub unsafe extern "C" fn tf_shm_get_latest_common_time(
     out: *mut i64,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_get_latest_common_time";
-    with_buffer(F, buffer, |b| {
+    with_entry(F, buffer, |e| {
         // SAFETY: by the caller's contract.
         let (t, s) = unsafe {
             (
@@ -706,7 +871,7 @@ pub unsafe extern "C" fn tf_shm_get_latest_common_time(
             )
         };
         let out = crate::out(F, "out", out)?;
-        *out = b.get_latest_common_time(&t, &s)?;
+        *out = answer!(e, b => b.get_latest_common_time(&t, &s))?;
         Ok(())
     })
 }
@@ -725,8 +890,9 @@ pub unsafe extern "C" fn tf_shm_all_frames_as_string(
     len: *mut usize,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_all_frames_as_string";
-    with_buffer(F, buffer, |b| {
-        copy_text(F, b.all_frames_as_string()?.as_bytes(), buf, cap, len)
+    with_entry(F, buffer, |e| {
+        let text = answer!(e, b => b.all_frames_as_string())?;
+        copy_text(F, text.as_bytes(), buf, cap, len)
     })
 }
 
@@ -744,8 +910,9 @@ pub unsafe extern "C" fn tf_shm_all_frames_as_yaml(
     len: *mut usize,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_all_frames_as_yaml";
-    with_buffer(F, buffer, |b| {
-        copy_text(F, b.all_frames_as_yaml(now_ns)?.as_bytes(), buf, cap, len)
+    with_entry(F, buffer, |e| {
+        let text = answer!(e, b => b.all_frames_as_yaml(now_ns))?;
+        copy_text(F, text.as_bytes(), buf, cap, len)
     })
 }
 
@@ -860,20 +1027,35 @@ pub unsafe extern "C" fn tf_shm_pair_lookup(
         if be.closed.load(Ordering::Acquire) {
             return Err(invalid(F, "pair's buffer"));
         }
-        let (stamp, t) = match e.pair.try_lock() {
-            Ok(mut p) => be.buffer.lookup_pair(&mut p, time_ns)?,
+        let r = match e.pair.try_lock() {
+            Ok(mut p) => pair_lookup_into(be, &mut p, time_ns, out),
             Err(TryLockError::Poisoned(p)) => {
-                be.buffer.lookup_pair(&mut p.into_inner(), time_ns)?
+                pair_lookup_into(be, &mut p.into_inner(), time_ns, out)
             }
             Err(TryLockError::WouldBlock) => {
                 // Another thread holds the pair: the plain lookup answers the same.
-                let r = be.buffer.lookup_transform(&e.target, &e.source, time_ns)?;
-                (r.stamp, r.transform)
+                lookup_into(be, &e.target, &e.source, time_ns, out)
             }
         };
-        write_transform(out, stamp, &t);
-        Ok(())
+        r
     })
+}
+
+/// The one body of the pair lookups (`out` checked by the caller). After a clear of the
+/// buffer, the pair's names answer through the clear ([`answer!`]).
+#[inline]
+fn pair_lookup_into(
+    e: &BufferEntry,
+    pair: &mut FramePair,
+    time_ns: i64,
+    out: &mut tf_shm_transform_stamped,
+) -> Result<(), Fail> {
+    if e.ever_cleared.load(Ordering::Acquire) {
+        return lookup_cleared(e, pair.target(), pair.source(), time_ns, out);
+    }
+    let (stamp, t) = e.buffer.lookup_pair(pair, time_ns)?;
+    write_transform(out, stamp, &t);
+    Ok(())
 }
 
 /// Frees a pair. Errors: [`TF_SHM_INVALID_HANDLE`] (e.g. freed twice).
@@ -886,4 +1068,251 @@ pub extern "C" fn tf_shm_pair_free(pair: tf_shm_pair) -> tf_shm_status {
             .map(drop)
             .ok_or_else(|| invalid(F, "pair"))
     })
+}
+
+/// A caller's reference to an open buffer (opaque), for the hot calls that take it
+/// ([`tf_shm_ref_lookup_transform`], [`tf_shm_frame_pair_new`]): the handle is checked once,
+/// by [`tf_shm_buffer_ref_new`], and the reference keeps the buffer's mapping alive until
+/// [`tf_shm_buffer_ref_free`], so a call through it costs no table lookup and no atomic
+/// read-modify-write. Closing the buffer ([`tf_shm_buffer_close`]) makes calls through its
+/// references answer [`TF_SHM_INVALID_HANDLE`]. A reference may be used from several threads
+/// at once; using it after freeing it is undefined behaviour (it is a pointer).
+pub struct tf_shm_buffer_ref {
+    _opaque: [u8; 0],
+}
+
+/// A caller's (target, source) pair (opaque): [`tf_shm_pair`]'s lookups without its handle
+/// check and lock. One caller's: a `tf_shm_frame_pair` must not be used by two threads at the
+/// same time (make one per thread; they are cheap); the buffer may. Keeps its buffer's mapping
+/// alive until [`tf_shm_frame_pair_free`].
+pub struct tf_shm_frame_pair {
+    buffer: Arc<Entry<BufferEntry>>,
+    pair: FramePair,
+}
+
+/// The buffer of a reference from [`tf_shm_buffer_ref_new`].
+///
+/// # Safety
+/// `r` is NULL or a live reference.
+unsafe fn referenced<'a>(
+    function: &str,
+    r: *const tf_shm_buffer_ref,
+) -> Result<&'a BufferEntry, Fail> {
+    if r.is_null() {
+        return Err(invalid(function, "buffer reference"));
+    }
+    // SAFETY: a live reference is `Arc::into_raw` of its entry (tf_shm_buffer_ref_new), kept
+    // alive until tf_shm_buffer_ref_free.
+    let e = unsafe { &(*r.cast::<Entry<BufferEntry>>()).value };
+    // A plain load: the entry stays valid either way; this only makes close visible.
+    if e.closed.load(Ordering::Acquire) {
+        return Err(invalid(function, "buffer"));
+    }
+    Ok(e)
+}
+
+/// Reads a frame-name argument of known length (not NUL-terminated; a NUL in it is part of the
+/// name, so no frame has it): its bytes, for [`ascii`] or [`text`].
+///
+/// # Safety
+/// `p` is NULL or points to `len` readable bytes that outlive the call.
+#[inline(always)]
+unsafe fn name_n<'a>(
+    function: &str,
+    arg: &str,
+    p: *const c_char,
+    len: usize,
+) -> Result<&'a [u8], Fail> {
+    if p.is_null() {
+        return Err(Fail::new(
+            TF_SHM_NULL_ARGUMENT,
+            format!("{function}: argument {arg} is NULL"),
+        ));
+    }
+    // SAFETY: non-NULL with `len` readable bytes by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) })
+}
+
+/// A name's bytes as text when they are ASCII (frame names are, in practice): a few
+/// instructions, where the UTF-8 validator costs ~50 and the lossy decoder ~120 per short name.
+#[inline(always)]
+fn ascii(bytes: &[u8]) -> Option<&str> {
+    // SAFETY: ASCII bytes are valid UTF-8.
+    bytes
+        .is_ascii()
+        .then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
+}
+
+/// A name's bytes as text: invalid UTF-8 replaced, so such a name is an unknown frame (as for
+/// NUL-terminated names).
+fn text(bytes: &[u8]) -> Cow<'_, str> {
+    ascii(bytes).map_or_else(|| String::from_utf8_lossy(bytes), Cow::Borrowed)
+}
+
+/// A reference to the open buffer `buffer` for the hot calls (see [`tf_shm_buffer_ref`]);
+/// free it with [`tf_shm_buffer_ref_free`].
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_ref_new(
+    buffer: tf_shm_buffer,
+    out: *mut *const tf_shm_buffer_ref,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_ref_new";
+    guard(F, || {
+        let out = crate::out(F, "out", out)?;
+        let g = buffer_entry(F, buffer)?;
+        let e = g.as_ref().ok_or_else(|| invalid(F, "buffer"))?;
+        *out = Arc::into_raw(e.clone()).cast::<tf_shm_buffer_ref>();
+        Ok(())
+    })
+}
+
+/// Frees a reference (NULL: nothing); the buffer's mapping is released once it is closed and
+/// no reference, pair or call uses it.
+///
+/// # Safety
+/// `r` is NULL or a live reference from [`tf_shm_buffer_ref_new`], not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_ref_free(r: *const tf_shm_buffer_ref) {
+    if !r.is_null() {
+        // SAFETY: by the caller's contract, the `Arc::into_raw` of tf_shm_buffer_ref_new, given
+        // back once. Dropping a Buffer does not panic.
+        drop(unsafe { Arc::from_raw(r.cast::<Entry<BufferEntry>>()) });
+    }
+}
+
+/// [`tf_shm_lookup_transform`] through a reference, with the names as (pointer, length) (a C++
+/// `std::string`'s `data()` and `size()`: no `strlen`): the same answers and errors; a NULL
+/// reference or a closed buffer is [`TF_SHM_INVALID_HANDLE`].
+///
+/// # Safety
+/// `buffer` is NULL or a live reference; each name is NULL or has its length of readable
+/// bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_ref_lookup_transform(
+    buffer: *const tf_shm_buffer_ref,
+    target_frame: *const c_char,
+    target_len: usize,
+    source_frame: *const c_char,
+    source_len: usize,
+    time_ns: i64,
+    out: *mut tf_shm_transform_stamped,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_ref_lookup_transform";
+    guard(F, || {
+        // SAFETY: by the caller's contract.
+        let b = unsafe { referenced(F, buffer) }?;
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name_n(F, "target_frame", target_frame, target_len)?,
+                name_n(F, "source_frame", source_frame, source_len)?,
+            )
+        };
+        let out = crate::out(F, "out", out)?;
+        match (ascii(t), ascii(s)) {
+            (Some(t), Some(s)) => lookup_into(b, t, s, time_ns, out),
+            _ => not_ascii(b, t, s, time_ns, out),
+        }
+    })
+}
+
+/// [`tf_shm_ref_lookup_transform`] of a name that is not ASCII, kept out of the hot call.
+#[cold]
+#[inline(never)]
+fn not_ascii(
+    b: &BufferEntry,
+    target: &[u8],
+    source: &[u8],
+    time_ns: i64,
+    out: &mut tf_shm_transform_stamped,
+) -> Result<(), Fail> {
+    lookup_into(b, &text(target), &text(source), time_ns, out)
+}
+
+/// Makes a caller's pair (see [`tf_shm_frame_pair`]) for `T_target_source` lookups of the
+/// referenced buffer; names as in [`tf_shm_ref_lookup_transform`]. Nothing is checked here:
+/// unknown frames fail at lookup time, with tf2's errors. Free it with
+/// [`tf_shm_frame_pair_free`].
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`] (NULL reference, closed buffer), [`TF_SHM_NULL_ARGUMENT`].
+///
+/// # Safety
+/// As [`tf_shm_ref_lookup_transform`]; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_frame_pair_new(
+    buffer: *const tf_shm_buffer_ref,
+    target_frame: *const c_char,
+    target_len: usize,
+    source_frame: *const c_char,
+    source_len: usize,
+    out: *mut *mut tf_shm_frame_pair,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_frame_pair_new";
+    guard(F, || {
+        // SAFETY: by the caller's contract.
+        unsafe { referenced(F, buffer) }?;
+        // SAFETY: by the caller's contract.
+        let (t, s) = unsafe {
+            (
+                name_n(F, "target_frame", target_frame, target_len)?,
+                name_n(F, "source_frame", source_frame, source_len)?,
+            )
+        };
+        let out = crate::out(F, "out", out)?;
+        // SAFETY: `buffer` is a live reference (checked non-NULL above), i.e. `Arc::into_raw`
+        // of its entry: count one more owner and take it.
+        let entry = unsafe {
+            let p = buffer.cast::<Entry<BufferEntry>>();
+            Arc::increment_strong_count(p);
+            Arc::from_raw(p)
+        };
+        *out = Box::into_raw(Box::new(tf_shm_frame_pair {
+            buffer: entry,
+            pair: FramePair::new(&text(t), &text(s)),
+        }));
+        Ok(())
+    })
+}
+
+/// [`tf_shm_lookup_transform`] of the pair's frames at `time_ns`, with the same answers and
+/// errors, without string work, handle table or lock: the pair is the caller's alone (one
+/// thread at a time). A NULL pair or a closed buffer is [`TF_SHM_INVALID_HANDLE`].
+///
+/// # Safety
+/// `pair` is NULL or a live pair that no other thread uses during the call; `out` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_frame_pair_lookup(
+    pair: *mut tf_shm_frame_pair,
+    time_ns: i64,
+    out: *mut tf_shm_transform_stamped,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_frame_pair_lookup";
+    guard(F, || {
+        let out = crate::out(F, "out", out)?;
+        // SAFETY: NULL or live and not shared during the call, by the caller's contract.
+        let p = unsafe { pair.as_mut() }.ok_or_else(|| invalid(F, "pair"))?;
+        let b = &p.buffer.value;
+        if b.closed.load(Ordering::Acquire) {
+            return Err(invalid(F, "pair's buffer"));
+        }
+        pair_lookup_into(b, &mut p.pair, time_ns, out)
+    })
+}
+
+/// Frees a caller's pair (NULL: nothing).
+///
+/// # Safety
+/// `pair` is NULL or a live pair from [`tf_shm_frame_pair_new`], not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_frame_pair_free(pair: *mut tf_shm_frame_pair) {
+    if !pair.is_null() {
+        // SAFETY: by the caller's contract, the Box of tf_shm_frame_pair_new, given back once.
+        drop(unsafe { Box::from_raw(pair) });
+    }
 }

@@ -108,25 +108,36 @@ fn set_last_error(text: String) {
 
 /// Runs one entry point: `Ok` is [`TF_SHM_OK`]; an error sets this thread's last error text and
 /// returns its status; a panic is caught and reported as [`TF_SHM_INTERNAL_ERROR`].
+#[inline(always)]
 pub(crate) fn guard(function: &str, f: impl FnOnce() -> Result<(), Fail>) -> tf_shm_status {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => TF_SHM_OK,
-        Ok(Err(fail)) => {
-            set_last_error(fail.text);
-            fail.status
-        }
-        Err(payload) => {
-            let why = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            set_last_error(format!(
-                "{function}: internal error in tf_shm (panic: {why}); please report it"
-            ));
-            TF_SHM_INTERNAL_ERROR
-        }
+        Ok(Err(fail)) => failed(fail),
+        Err(payload) => panicked(function, payload),
     }
+}
+
+/// The error path of [`guard`], out of line.
+#[cold]
+#[inline(never)]
+fn failed(fail: Fail) -> tf_shm_status {
+    set_last_error(fail.text);
+    fail.status
+}
+
+/// The panic path of [`guard`], out of line.
+#[cold]
+#[inline(never)]
+fn panicked(function: &str, payload: Box<dyn std::any::Any + Send>) -> tf_shm_status {
+    let why = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    set_last_error(format!(
+        "{function}: internal error in tf_shm (panic: {why}); please report it"
+    ));
+    TF_SHM_INTERNAL_ERROR
 }
 
 /// The text of the last failed call on this thread: for tf2's classes, exactly tf2's `what()`

@@ -212,6 +212,72 @@ static void test_pair(void) {
   CHECK(tf_shm_pair_free(p) == TF_SHM_OK, "free");
 }
 
+/* The reference and caller's-pair calls answer every query of the grid as the handle calls do
+ * (status, values, tf2's text), and refuse a NULL reference, a NULL pair and a closed buffer. */
+static void test_ref(void) {
+  const tf_shm_buffer_ref *r = NULL;
+  CHECK(tf_shm_buffer_ref_new(buf, &r) == TF_SHM_OK && r != NULL, "ref");
+  for (size_t i = 0; i < N_FRAMES; i++)
+    for (size_t j = 0; j < N_FRAMES; j++) {
+      tf_shm_frame_pair *fp = NULL;
+      CHECK(tf_shm_frame_pair_new(r, FRAMES[i], strlen(FRAMES[i]), FRAMES[j], strlen(FRAMES[j]), &fp) ==
+                TF_SHM_OK, "frame pair");
+      for (size_t t = 0; t < N_TIMES; t++)
+        for (int rep = 0; rep < 2; rep++) {
+          tf_shm_transform_stamped a = {0}, b = {0}, c = {0};
+          int sa = tf_shm_lookup_transform(buf, FRAMES[i], FRAMES[j], TIMES[t], &a);
+          char ea[4096];
+          snprintf(ea, sizeof ea, "%s", tf_shm_last_error_message());
+          int sb = tf_shm_ref_lookup_transform(r, FRAMES[i], strlen(FRAMES[i]), FRAMES[j], strlen(FRAMES[j]),
+                                               TIMES[t], &b);
+          CHECK(sa == sb && (sa == TF_SHM_OK || !strcmp(ea, tf_shm_last_error_message())),
+                "ref %s->%s t=%lld: %s [%s] vs %s [%s]", FRAMES[i], FRAMES[j], (long long)TIMES[t],
+                tf_shm_status_name(sa), ea, tf_shm_status_name(sb), tf_shm_last_error_message());
+          int sc = tf_shm_frame_pair_lookup(fp, TIMES[t], &c);
+          CHECK(sa == sc && (sa == TF_SHM_OK || !strcmp(ea, tf_shm_last_error_message())),
+                "frame pair %s->%s t=%lld: %s [%s] vs %s [%s]", FRAMES[i], FRAMES[j], (long long)TIMES[t],
+                tf_shm_status_name(sa), ea, tf_shm_status_name(sc), tf_shm_last_error_message());
+          if (sa == TF_SHM_OK && sb == TF_SHM_OK && sc == TF_SHM_OK)
+            CHECK(!memcmp(&a, &b, sizeof a) && a.stamp_ns == c.stamp_ns &&
+                      fabs(a.translation[0] - c.translation[0]) < 1e-12 &&
+                      fabs(a.rotation[3] - c.rotation[3]) < 1e-15,
+                  "values %s->%s", FRAMES[i], FRAMES[j]);
+        }
+      tf_shm_frame_pair_free(fp);
+    }
+  /* A length, not a NUL, ends the name: "mapX" cut to 3 bytes is "map". */
+  tf_shm_transform_stamped a, b;
+  CHECK(tf_shm_ref_lookup_transform(r, "mapX", 3, "odom", 4, 0, &a) == TF_SHM_OK &&
+            tf_shm_lookup_transform(buf, "map", "odom", 0, &b) == TF_SHM_OK && !memcmp(&a, &b, sizeof a),
+        "length");
+  CHECK(tf_shm_ref_lookup_transform(r, "map", 3, "\xff\xfe", 2, 0, &a) == TF_SHM_LOOKUP_EXCEPTION, "utf8");
+  CHECK(tf_shm_ref_lookup_transform(r, NULL, 0, "odom", 4, 0, &a) == TF_SHM_NULL_ARGUMENT, "NULL name");
+  CHECK(tf_shm_ref_lookup_transform(r, "map", 3, "odom", 4, 0, NULL) == TF_SHM_NULL_ARGUMENT, "NULL out");
+  CHECK(tf_shm_ref_lookup_transform(NULL, "map", 3, "odom", 4, 0, &a) == TF_SHM_INVALID_HANDLE, "NULL ref");
+  CHECK(tf_shm_frame_pair_lookup(NULL, 0, &a) == TF_SHM_INVALID_HANDLE, "NULL pair");
+  tf_shm_frame_pair *fp = NULL;
+  CHECK(tf_shm_frame_pair_new(NULL, "map", 3, "odom", 4, &fp) == TF_SHM_INVALID_HANDLE && fp == NULL, "NULL ref");
+  tf_shm_frame_pair_free(NULL);
+  tf_shm_buffer_ref_free(NULL);
+  tf_shm_buffer_ref_free(r);
+  /* A closed buffer: its references and pairs refuse, and keep the mapping until freed. */
+  tf_shm_buffer b2;
+  CHECK(tf_shm_buffer_open("ctest", 0, 0, &b2) == TF_SHM_OK, "open");
+  CHECK(tf_shm_buffer_ref_new(b2, &r) == TF_SHM_OK, "ref");
+  CHECK(tf_shm_frame_pair_new(r, "map", 3, "odom", 4, &fp) == TF_SHM_OK, "frame pair");
+  CHECK(tf_shm_frame_pair_lookup(fp, 0, &a) == TF_SHM_OK, "open");
+  CHECK(tf_shm_buffer_close(b2) == TF_SHM_OK, "close");
+  CHECK(tf_shm_ref_lookup_transform(r, "map", 3, "odom", 4, 0, &a) == TF_SHM_INVALID_HANDLE, "closed");
+  CHECK(tf_shm_frame_pair_lookup(fp, 0, &a) == TF_SHM_INVALID_HANDLE, "pair of closed");
+  tf_shm_frame_pair *fp2 = NULL;
+  CHECK(tf_shm_frame_pair_new(r, "map", 3, "odom", 4, &fp2) == TF_SHM_INVALID_HANDLE, "new pair of closed");
+  const tf_shm_buffer_ref *r2 = NULL;
+  CHECK(tf_shm_buffer_ref_new(b2, &r2) == TF_SHM_INVALID_HANDLE && r2 == NULL, "ref of closed");
+  tf_shm_buffer_ref_free(r);  /* the pair still holds the mapping */
+  CHECK(tf_shm_frame_pair_lookup(fp, 0, &a) == TF_SHM_INVALID_HANDLE, "pair after its ref");
+  tf_shm_frame_pair_free(fp);
+}
+
 static void test_misuse(void) {
   tf_shm_transform_stamped t;
   memset(&t, 0x5a, sizeof t);
@@ -238,6 +304,7 @@ static void test_misuse(void) {
   CHECK(tf_shm_lookup_transform(made_up, "map", "odom", 0, &t) == TF_SHM_INVALID_HANDLE, "made up");
   CHECK(tf_shm_lookup_transform(huge, "map", "odom", 0, &t) == TF_SHM_INVALID_HANDLE, "huge");
   CHECK(tf_shm_buffer_close(zero) == TF_SHM_INVALID_HANDLE, "close zero");
+  CHECK(tf_shm_buffer_clear(zero) == TF_SHM_INVALID_HANDLE, "clear zero");
   tf_shm_buffer b2;
   st = tf_shm_buffer_open("ctest", 0, 0, &b2);
   CHECK(st == TF_SHM_OK, "%s: %s", tf_shm_status_name(st), tf_shm_last_error_message());
@@ -511,6 +578,7 @@ int main(int argc, char **argv) {
   test_tf2_texts();
   test_listing();
   test_pair();
+  test_ref();
   test_misuse();
   test_threads();
   test_close_race();

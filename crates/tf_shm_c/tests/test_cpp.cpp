@@ -208,8 +208,11 @@ static void testPairsAndThreads(const tf_shm::Buffer &buffer) {
   std::vector<std::thread> threads;
   for (int n = 0; n < 8; n++)
     threads.emplace_back([&] {
+      // A pair is one caller's (lookup() is not const): each thread makes its own; the buffer
+      // is shared.
+      tf_shm::FramePair mine = buffer.pair("map", "optical");
       for (int i = 0; i < 5000; i++) {
-        const auto a = pair.lookup(tf_shm::TimePointZero);
+        const auto a = mine.lookup(tf_shm::TimePointZero);
         const auto b = buffer.lookupTransform("map", "optical", tf_shm::TimePointZero);
         if (a.stamp != expect.stamp || b.stamp != expect.stamp ||
             std::fabs(a.transform.translation[0] - expect.transform.translation[0]) > 1e-12)

@@ -16,6 +16,13 @@ int tf_shm_testkit_reference(TestOwner *owner, const char *kind, const char *tar
                              const char *source, int64_t time2_ns, const char *fixed,
                              int64_t *stamp, double out7[7], char *class_buf, char *text_buf,
                              size_t cap);
+/* The Rust calls tf_shm.hpp wraps (bench/wrapper_bench.cpp): a tf_shm::Buffer with pairs. */
+typedef struct RustArm RustArm;
+RustArm *tf_shm_testkit_rust_open(const char *runtime_dir, const char *name,
+                                  const char *const *targets, const char *const *sources, size_t n);
+double tf_shm_testkit_rust_run(RustArm *arm, const int32_t *pairs, const int64_t *times, size_t len,
+                               size_t count, int32_t by_name);
+void tf_shm_testkit_rust_free(RustArm *arm);
 #ifdef __cplusplus
 }
 #endif

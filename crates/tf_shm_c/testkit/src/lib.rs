@@ -206,3 +206,112 @@ pub unsafe extern "C" fn tf_shm_testkit_reference(
         }
     }
 }
+
+/// The Rust calls the C++ wrapper wraps, for bench/wrapper_bench.cpp: a `tf_shm::Buffer` on an
+/// arena with its (target, source) names and `FramePair`s (opaque to C).
+pub struct RustArm {
+    buffer: tf_shm::Buffer,
+    names: Vec<(String, String)>,
+    pairs: Vec<tf_shm::FramePair>,
+}
+
+/// Opens a Rust `tf_shm::Buffer` on the arena `name` of domain 0 in `runtime_dir` (as
+/// tf_shm_buffer_open does), with a pair for each of the `n` (targets[i], sources[i]); NULL on
+/// failure (printed).
+///
+/// # Safety
+/// Strings are NUL-terminated; `targets` and `sources` hold `n` of them.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_rust_open(
+    runtime_dir: *const c_char,
+    name: *const c_char,
+    targets: *const *const c_char,
+    sources: *const *const c_char,
+    n: usize,
+) -> *mut RustArm {
+    catch_unwind(|| {
+        // SAFETY: by the caller's contract.
+        let (dir, name) = unsafe { (s(runtime_dir), s(name)) };
+        // SAFETY: by the caller's contract, `n` NUL-terminated strings each.
+        let names: Vec<(String, String)> = (0..n)
+            .map(|i| unsafe { (s(*targets.add(i)).to_owned(), s(*sources.add(i)).to_owned()) })
+            .collect();
+        match tf_shm::Join::new()
+            .runtime_dir(dir)
+            .name(name)
+            .domain(0)
+            .open()
+        {
+            Ok(buffer) => Box::into_raw(Box::new(RustArm {
+                buffer,
+                pairs: names
+                    .iter()
+                    .map(|(t, s)| tf_shm::FramePair::new(t, s))
+                    .collect(),
+                names,
+            })),
+            Err(e) => {
+                eprintln!("tf_shm_testkit_rust_open: {e}");
+                std::ptr::null_mut()
+            }
+        }
+    })
+    .unwrap_or(std::ptr::null_mut())
+}
+
+/// `count` lookups cycling over (pair `pairs[i]`, time `times[i]`), `i < len`: by name
+/// (`Buffer::lookup_transform`) or through the pair (`Buffer::lookup_pair`). Returns the sum of
+/// translation x (NaN for a failed lookup) so that the work is kept.
+///
+/// # Safety
+/// `arm` from [`tf_shm_testkit_rust_open`]; `pairs` and `times` hold `len > 0` values, each
+/// pair index below the arm's pair count.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_rust_run(
+    arm: *mut RustArm,
+    pairs: *const i32,
+    times: *const i64,
+    len: usize,
+    count: usize,
+    by_name: i32,
+) -> f64 {
+    // SAFETY: by the caller's contract.
+    let (arm, pairs, times) = unsafe {
+        (
+            &mut *arm,
+            std::slice::from_raw_parts(pairs, len),
+            std::slice::from_raw_parts(times, len),
+        )
+    };
+    let mut sum = 0.0;
+    let mut i = 0;
+    for _ in 0..count {
+        let p = pairs[i] as usize;
+        let time = std::hint::black_box(times[i]);
+        let r = if by_name != 0 {
+            let (t, s) = &arm.names[p];
+            arm.buffer
+                .lookup_transform(t, s, time)
+                .map(|r| r.transform.translation[0])
+        } else {
+            arm.buffer
+                .lookup_pair(&mut arm.pairs[p], time)
+                .map(|r| r.1.translation[0])
+        };
+        sum += r.unwrap_or(f64::NAN);
+        i = if i + 1 == len { 0 } else { i + 1 };
+    }
+    sum
+}
+
+/// Frees an arm.
+///
+/// # Safety
+/// `arm` from [`tf_shm_testkit_rust_open`] (or NULL), not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_rust_free(arm: *mut RustArm) {
+    if !arm.is_null() {
+        // SAFETY: by the caller's contract.
+        drop(unsafe { Box::from_raw(arm) });
+    }
+}
