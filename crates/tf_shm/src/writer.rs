@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::arena::layout::*;
@@ -23,7 +24,7 @@ use crate::arena::{names, notify, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
 use crate::history::{insert_decision, InsertDecision};
 use crate::ring::{write_slot, RingWriter};
 use crate::sample::{FrameId, Sample};
-use crate::sync::Ordering;
+use crate::sync::{AtomicU64, Ordering};
 use crate::validate::{old_data_message, validate, Refusal, RefusalCode, TransformInput};
 
 /// What happened to an accepted sample.
@@ -142,12 +143,14 @@ pub struct ArenaWriter {
     geo: Geometry,
     /// Name → id of every frame, and name → reference of every authority (the writer's own
     /// index; readers use the in-arena one).
-    frames: HashMap<Box<str>, FrameId>,
-    authorities: HashMap<Box<str>, u64>,
+    frames: HashMap<Box<str>, FrameId, NameHash>,
+    authorities: HashMap<Box<str>, u64, NameHash>,
     /// Inside [`ArenaWriter::batch`]: waiters are notified once at its end.
     batching: bool,
     /// A sample was stored (or the buffer cleared) since the last notification.
     unnotified: bool,
+    /// The current moment's wall clock, ns ([`ArenaWriter::moment_now`]); 0 until read.
+    now_ns: i64,
 }
 
 impl ArenaWriter {
@@ -156,10 +159,11 @@ impl ArenaWriter {
         ArenaWriter {
             region,
             geo,
-            frames: HashMap::new(),
-            authorities: HashMap::new(),
+            frames: HashMap::default(),
+            authorities: HashMap::default(),
             batching: false,
             unnotified: false,
+            now_ns: 0,
         }
     }
 
@@ -208,12 +212,11 @@ impl ArenaWriter {
             Ok(v) => v,
             Err(r) => return Err(self.refused(r)),
         };
-        self.check_room(&[v.child, v.parent])
-            .map_err(|e| self.capacity(e))?;
-        let child = self.intern(v.child).map_err(|e| self.capacity(e))?;
-        step();
-        let parent = self.intern(v.parent).map_err(|e| self.capacity(e))?;
-        step();
+        let known = (self.frames.get(v.child), self.frames.get(v.parent));
+        let (child, parent) = match known {
+            (Some(&child), Some(&parent)) => (child, parent),
+            _ => self.add_frames(v.child, v.parent)?,
+        };
         let sample = Sample {
             stamp: v.stamp,
             parent,
@@ -270,6 +273,7 @@ impl ArenaWriter {
                 if let Some(m) = self.1 {
                     crate::moment::end(crate::moment::Moments::of(self.0.header()), m);
                     self.0.batching = false;
+                    self.0.now_ns = 0;
                     if self.0.unnotified {
                         self.0.published();
                     }
@@ -333,6 +337,24 @@ impl ArenaWriter {
         };
         h.status.fetch_or(bit, Ordering::Relaxed);
         SetTransformError::Capacity(e)
+    }
+
+    /// Ids of `child` and `parent`, creating those not seen yet (all of them or, when the
+    /// arena has no room, none).
+    #[cold]
+    #[inline(never)]
+    fn add_frames(
+        &mut self,
+        child: &str,
+        parent: &str,
+    ) -> Result<(FrameId, FrameId), SetTransformError> {
+        self.check_room(&[child, parent])
+            .map_err(|e| self.capacity(e))?;
+        let child = self.intern(child).map_err(|e| self.capacity(e))?;
+        step();
+        let parent = self.intern(parent).map_err(|e| self.capacity(e))?;
+        step();
+        Ok((child, parent))
     }
 
     /// Whether the frame table has room for those of `names` not seen yet, so that a refused
@@ -480,7 +502,7 @@ impl ArenaWriter {
         // link (a stored one is counted with the sample).
         let pruned_only = || {
             if pruned {
-                rec.changes.fetch_add(1, Ordering::Release);
+                bump(&rec.changes, Ordering::Release);
             }
         };
         let index = match decision {
@@ -549,24 +571,40 @@ impl ArenaWriter {
 
     fn note_accepted(&mut self, child: FrameId, parent: FrameId, authority: &str) {
         let authority_ref = self.authority_ref(authority);
-        let now = crate::time::unix_now_ns();
+        let now = self.moment_now();
         let h = self.header();
-        h.accepted_total.fetch_add(1, Ordering::Relaxed);
+        // The writer is the only one to store these words: a load and a store each, not a
+        // locked read-modify-write.
+        bump(&h.accepted_total, Ordering::Relaxed);
         h.last_write_unix_ns.store(now, Ordering::Relaxed);
         let rec = self.record(child);
-        let accepted = rec.accepted.fetch_add(1, Ordering::Relaxed);
+        let accepted = bump(&rec.accepted, Ordering::Relaxed);
         // Release: readers that keep a time-0 answer take an unchanged count to mean the link
         // did not change since they read it (`FrameStore::link_version`).
-        rec.changes.fetch_add(1, Ordering::Release);
-        let previous = rec.last_parent.swap(parent, Ordering::Relaxed);
-        if accepted > 0 && previous != parent {
-            rec.parent_changes.fetch_add(1, Ordering::Relaxed);
-            rec.last_parent_change_unix_ns.store(now, Ordering::Relaxed);
+        bump(&rec.changes, Ordering::Release);
+        let previous = rec.last_parent.load(Ordering::Relaxed);
+        if previous != parent {
+            rec.last_parent.store(parent, Ordering::Relaxed);
+            if accepted > 0 {
+                bump(&rec.parent_changes, Ordering::Relaxed);
+                rec.last_parent_change_unix_ns.store(now, Ordering::Relaxed);
+            }
         }
         rec.last_write_unix_ns.store(now, Ordering::Relaxed);
         if let Some(r) = authority_ref {
             rec.authority.store(r, Ordering::Relaxed);
         }
+    }
+
+    /// The wall clock of this moment's writes, read at its first accepted sample: one clock
+    /// read per moment (per `TFMessage` in the bridge), not per sample, and the kernel's
+    /// coarse clock (a few ms of resolution, for tools that show ages in seconds; ~7 ns where
+    /// the precise one costs ~35).
+    fn moment_now(&mut self) -> i64 {
+        if self.now_ns == 0 {
+            self.now_ns = crate::time::unix_now_coarse_ns().max(1);
+        }
+        self.now_ns
     }
 
     /// Reference of `authority` in the names region, storing it the first time; `None` past
@@ -583,6 +621,70 @@ impl ArenaWriter {
         self.authorities.insert(authority.into(), r);
         Some(r)
     }
+}
+
+/// The hash of the writer's own name → id maps: names 8 bytes at a time, each word folded in
+/// with a 64 × 64 → 128-bit multiply (SipHash, std's default, costs ~200 instructions per
+/// frame name and was most of a write). Not flood-resistant, like the arena's own name index
+/// (`crate::arena::names`): a publisher of colliding names slows only lookups among at most
+/// `max_frames` names.
+type NameHash = BuildHasherDefault<NameHasher>;
+
+/// [`NameHash`]'s state.
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl NameHasher {
+    #[inline(always)]
+    fn mix(&mut self, word: u64) {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let p = u128::from(self.0 ^ word) * u128::from(K);
+        self.0 = (p as u64) ^ ((p >> 64) as u64);
+    }
+}
+
+impl Hasher for NameHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let n = bytes.len();
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        let mut at = 0;
+        while at + 8 < n {
+            self.mix(word(at));
+            at += 8;
+        }
+        // The last 1 to 8 bytes, read in at most two overlapping loads (no copy); the length
+        // tells apart the names those loads would confuse.
+        let last = if n >= 8 {
+            word(n - 8)
+        } else if n >= 4 {
+            u64::from(half(0)) | u64::from(half(n - 4)) << 32
+        } else if n > 0 {
+            u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1]) << 16
+        } else {
+            0
+        };
+        self.mix(last ^ (n as u64).rotate_right(8));
+    }
+
+    #[inline]
+    fn write_u8(&mut self, b: u8) {
+        self.mix(u64::from(b));
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Adds one to a counter only the writer stores; returns the value before (as `fetch_add`).
+#[inline(always)]
+fn bump(word: &AtomicU64, order: Ordering) -> u64 {
+    let v = word.load(Ordering::Relaxed);
+    word.store(v.wrapping_add(1), order);
+    v
 }
 
 /// A point between two of the writer's stores, where tests pause it to read
