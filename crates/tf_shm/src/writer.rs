@@ -13,9 +13,7 @@
 //! drops its oldest sample: the frame is flagged `FRAME_HISTORY_SHORT`, the arena
 //! `STATUS_POOL_EXHAUSTED`, and every other frame keeps working.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::arena::layout::*;
@@ -23,7 +21,7 @@ use crate::arena::region::{Region, RingRef};
 use crate::arena::{names, notify, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
 use crate::history::{insert_decision, InsertDecision};
 use crate::ring::{write_slot, RingWriter};
-use crate::sample::{FrameId, Sample};
+use crate::sample::{FrameId, Sample, NO_FRAME};
 use crate::sync::{AtomicU64, Ordering};
 use crate::validate::{old_data_message, validate, Refusal, RefusalCode, TransformInput};
 
@@ -141,10 +139,12 @@ fn refusal_counter(code: RefusalCode) -> usize {
 pub struct ArenaWriter {
     region: Arc<Region>,
     geo: Geometry,
-    /// Name → id of every frame, and name → reference of every authority (the writer's own
-    /// index; readers use the in-arena one).
-    frames: HashMap<Box<str>, FrameId, NameHash>,
-    authorities: HashMap<Box<str>, u64, NameHash>,
+    /// Name → id of every frame (the writer's own index; readers use the in-arena one).
+    frames: FrameIndex,
+    /// Every authority stored (at most [`MAX_AUTHORITIES`]) with its reference, and the index
+    /// of the last one used: a bridge passes one authority for every sample.
+    authorities: Vec<(Box<str>, u64)>,
+    last_authority: usize,
     /// Inside [`ArenaWriter::batch`]: waiters are notified once at its end.
     batching: bool,
     /// A sample was stored (or the buffer cleared) since the last notification.
@@ -159,8 +159,9 @@ impl ArenaWriter {
         ArenaWriter {
             region,
             geo,
-            frames: HashMap::default(),
-            authorities: HashMap::default(),
+            frames: FrameIndex::default(),
+            authorities: Vec::new(),
+            last_authority: 0,
             batching: false,
             unnotified: false,
             now_ns: 0,
@@ -212,10 +213,9 @@ impl ArenaWriter {
             Ok(v) => v,
             Err(r) => return Err(self.refused(r)),
         };
-        let known = (self.frames.get(v.child), self.frames.get(v.parent));
-        let (child, parent) = match known {
-            (Some(&child), Some(&parent)) => (child, parent),
-            _ => self.add_frames(v.child, v.parent)?,
+        let (child, parent) = match self.known_frames(v.child, v.parent) {
+            Some(ids) => ids,
+            None => self.add_frames(v.child, v.parent)?,
         };
         let sample = Sample {
             stamp: v.stamp,
@@ -339,6 +339,18 @@ impl ArenaWriter {
         SetTransformError::Capacity(e)
     }
 
+    /// Ids of `child` and `parent` if both are known. A child's parent is most often the one
+    /// of its previous sample, so that one is tried first, by name, without a lookup.
+    #[inline]
+    fn known_frames(&self, child: &str, parent: &str) -> Option<(FrameId, FrameId)> {
+        let child = self.frames.get(child)?;
+        let last = self.record(child).last_parent.load(Ordering::Relaxed);
+        if self.frames.name(last) == Some(parent) {
+            return Some((child, last));
+        }
+        Some((child, self.frames.get(parent)?))
+    }
+
     /// Ids of `child` and `parent`, creating those not seen yet (all of them or, when the
     /// arena has no room, none).
     #[cold]
@@ -363,7 +375,7 @@ impl ArenaWriter {
         let count = self.header().frame_count.load(Ordering::Relaxed);
         let mut free = (self.geo.max_frames + 1).saturating_sub(count);
         for (i, name) in names.iter().enumerate() {
-            if self.frames.contains_key(*name) || names[..i].contains(name) {
+            if self.frames.get(name).is_some() || names[..i].contains(name) {
                 continue;
             }
             if free == 0 {
@@ -379,7 +391,7 @@ impl ArenaWriter {
 
     /// Id of `name`, creating the frame (with no cache) the first time.
     fn intern(&mut self, name: &str) -> Result<FrameId, CapacityError> {
-        if let Some(&id) = self.frames.get(name) {
+        if let Some(id) = self.frames.get(name) {
             return Ok(id);
         }
         let h = self.header();
@@ -405,7 +417,7 @@ impl ArenaWriter {
             entry.store(id, Ordering::Relaxed);
         }
         h.frame_count.store(id + 1, Ordering::Release);
-        self.frames.insert(name.into(), id);
+        self.frames.insert(name, id);
         Ok(id)
     }
 
@@ -611,72 +623,123 @@ impl ArenaWriter {
     /// [`MAX_AUTHORITIES`] distinct or [`MAX_AUTHORITY_LEN`] bytes (authorities are
     /// informational and use a fixed reserve; the sample is kept regardless).
     fn authority_ref(&mut self, authority: &str) -> Option<u64> {
-        if let Some(&r) = self.authorities.get(authority) {
-            return Some(r);
+        if let Some((name, r)) = self.authorities.get(self.last_authority) {
+            if **name == *authority {
+                return Some(*r);
+            }
+        }
+        if let Some(i) = self.authorities.iter().position(|(a, _)| **a == *authority) {
+            self.last_authority = i;
+            return Some(self.authorities[i].1);
         }
         if self.authorities.len() >= MAX_AUTHORITIES || authority.len() > MAX_AUTHORITY_LEN {
             return None;
         }
         let r = self.store_name(authority).ok()?;
-        self.authorities.insert(authority.into(), r);
+        self.last_authority = self.authorities.len();
+        self.authorities.push((authority.into(), r));
         Some(r)
     }
 }
 
-/// The hash of the writer's own name → id maps: names 8 bytes at a time, each word folded in
-/// with a 64 × 64 → 128-bit multiply (SipHash, std's default, costs ~200 instructions per
-/// frame name and was most of a write). Not flood-resistant, like the arena's own name index
-/// (`crate::arena::names`): a publisher of colliding names slows only lookups among at most
-/// `max_frames` names.
-type NameHash = BuildHasherDefault<NameHasher>;
-
-/// [`NameHash`]'s state.
+/// The writer's own name → id index: open addressing (linear probing) over `(hash, id)`
+/// pairs, names kept by id, so a lookup is one hash, a probe or two and one comparison of the
+/// name found. Not flood-resistant, like the arena's own index (`crate::arena::names`): a
+/// publisher of colliding names slows only lookups among at most `max_frames` names.
 #[derive(Default)]
-struct NameHasher(u64);
+struct FrameIndex {
+    /// `(hash, id)`, id [`NO_FRAME`] where empty; a power of two long, at least twice the
+    /// frames (or empty).
+    slots: Vec<(u64, FrameId)>,
+    /// Every frame's name, by id (index 0, [`NO_FRAME`], is empty).
+    names: Vec<Box<str>>,
+}
 
-impl NameHasher {
-    #[inline(always)]
-    fn mix(&mut self, word: u64) {
-        const K: u64 = 0x9e37_79b9_7f4a_7c15;
-        let p = u128::from(self.0 ^ word) * u128::from(K);
-        self.0 = (p as u64) ^ ((p >> 64) as u64);
+impl FrameIndex {
+    /// Id of `name`, if it is a frame.
+    #[inline]
+    fn get(&self, name: &str) -> Option<FrameId> {
+        let mask = self.slots.len().checked_sub(1)?;
+        let hash = name_hash(name.as_bytes());
+        let mut i = hash as usize & mask;
+        loop {
+            let (h, id) = self.slots[i];
+            if id == NO_FRAME {
+                return None;
+            }
+            if h == hash && self.name(id) == Some(name) {
+                return Some(id);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Name of frame `id`.
+    #[inline]
+    fn name(&self, id: FrameId) -> Option<&str> {
+        self.names.get(id as usize).map(|n| &**n)
+    }
+
+    /// Adds `name` (not yet in the index) as frame `id`.
+    fn insert(&mut self, name: &str, id: FrameId) {
+        let id_at = id as usize;
+        if self.names.len() <= id_at {
+            self.names.resize(id_at + 1, Box::from(""));
+        }
+        self.names[id_at] = name.into();
+        let frames = self.names.len() - 1;
+        if self.slots.len() < 2 * frames {
+            let old = std::mem::take(&mut self.slots);
+            self.slots = vec![(0, NO_FRAME); (2 * frames).next_power_of_two().max(16)];
+            for (h, id) in old.into_iter().filter(|&(_, id)| id != NO_FRAME) {
+                self.place(h, id);
+            }
+        }
+        self.place(name_hash(name.as_bytes()), id);
+    }
+
+    fn place(&mut self, hash: u64, id: FrameId) {
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        while self.slots[i].1 != NO_FRAME {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = (hash, id);
     }
 }
 
-impl Hasher for NameHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let n = bytes.len();
-        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-        let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-        let mut at = 0;
-        while at + 8 < n {
-            self.mix(word(at));
-            at += 8;
-        }
-        // The last 1 to 8 bytes, read in at most two overlapping loads (no copy); the length
-        // tells apart the names those loads would confuse.
-        let last = if n >= 8 {
-            word(n - 8)
-        } else if n >= 4 {
-            u64::from(half(0)) | u64::from(half(n - 4)) << 32
-        } else if n > 0 {
-            u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1]) << 16
-        } else {
-            0
-        };
-        self.mix(last ^ (n as u64).rotate_right(8));
+/// [`FrameIndex`]'s hash: the name 8 bytes at a time, each word folded in with a 64 × 64 →
+/// 128-bit multiply (SipHash, std's default, cost ~200 instructions per name and was most of
+/// a write).
+#[inline]
+fn name_hash(bytes: &[u8]) -> u64 {
+    #[inline(always)]
+    fn mix(h: u64, word: u64) -> u64 {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let p = u128::from(h ^ word) * u128::from(K);
+        (p as u64) ^ ((p >> 64) as u64)
     }
-
-    #[inline]
-    fn write_u8(&mut self, b: u8) {
-        self.mix(u64::from(b));
+    let n = bytes.len();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    let mut h = 0;
+    let mut at = 0;
+    while at + 8 < n {
+        h = mix(h, word(at));
+        at += 8;
     }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
+    // The last 1 to 8 bytes, read in at most two overlapping loads (no copy); the length
+    // tells apart the names those loads would confuse.
+    let last = if n >= 8 {
+        word(n - 8)
+    } else if n >= 4 {
+        u64::from(half(0)) | u64::from(half(n - 4)) << 32
+    } else if n > 0 {
+        u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1]) << 16
+    } else {
+        0
+    };
+    mix(h, last ^ (n as u64).rotate_right(8))
 }
 
 /// Adds one to a counter only the writer stores; returns the value before (as `fetch_add`).
