@@ -5,7 +5,8 @@
 //! `ArenaWriter::set_transform` per transform as the bridge calls it: 51 static frames once,
 //! then per 10 ms tick 30 joint transforms, plus 2 base transforms every other tick. Stamps
 //! cover S seconds (default 120, so the 10 s cache is in steady state, pruning); the first 10 s
-//! are warm-up. Prints transforms/s of wall and thread CPU time.
+//! are warm-up. Prints transforms/s of wall and thread CPU time of the writer's calls (a
+//! tick's values are computed before its clocks start).
 //!
 //! `latency_probe latency [--parent P] [--child C] [--count N] [--timeout S] [--poll-us U]`:
 //! opens the arena like any consumer (`tf_shm::open()`, retrying until a bridge serves) and
@@ -66,7 +67,10 @@ fn thread_cpu_ns() -> i64 {
     t.tv_sec * 1_000_000_000 + t.tv_nsec
 }
 
-fn pose(i: usize, k: i64) -> ([f64; 3], [f64; 4]) {
+/// Translation and rotation of one sample.
+type Pose = ([f64; 3], [f64; 4]);
+
+fn pose(i: usize, k: i64) -> Pose {
     let a = 0.5 * (0.01 * k as f64 + i as f64).sin();
     let (s, c) = (a / 2.0).sin_cos();
     ([0.1 * i as f64, 0.02 * a, 0.3], [0.0, s, 0.0, c])
@@ -83,8 +87,8 @@ fn ingest(seconds: i64) {
         }
     };
     let t0 = 1_000_000_000_000i64;
-    let put = |w: &mut tf_shm::ArenaWriter, i: usize, stamp: i64, is_static: bool| {
-        let (translation, rotation) = pose(i, stamp / 10_000_000);
+    let put = |w: &mut tf_shm::ArenaWriter, i: usize, stamp: i64, pose: Pose, is_static: bool| {
+        let (translation, rotation) = pose;
         w.set_transform(
             &TransformInput {
                 frame_id: parent(i),
@@ -100,29 +104,26 @@ fn ingest(seconds: i64) {
     };
     // Frames 0..51 static, 51..81 joints at 100 Hz, 81..83 base at 50 Hz.
     for i in 0..51 {
-        put(&mut w, i, t0, true);
+        put(&mut w, i, t0, pose(i, t0 / 10_000_000), true);
     }
     let ticks = seconds * 100;
     let warm = 1000.min(ticks / 2);
     let (mut n, mut wall, mut cpu) = (0u64, Duration::ZERO, 0i64);
+    let mut tick: Vec<(usize, Pose)> = Vec::with_capacity(32);
     for k in 0..ticks {
         let stamp = t0 + k * 10_000_000;
+        // The tick's values are computed before its clocks start: only the writer is timed.
+        tick.clear();
+        let base = if k % 2 == 0 { 83 } else { 81 };
+        tick.extend((51..base).map(|i| (i, pose(i, stamp / 10_000_000))));
         let (start, cpu_start) = (Instant::now(), thread_cpu_ns());
-        let mut m = 0;
-        for i in 51..81 {
-            put(&mut w, i, stamp, false);
-            m += 1;
-        }
-        if k % 2 == 0 {
-            for i in 81..83 {
-                put(&mut w, i, stamp, false);
-                m += 1;
-            }
+        for &(i, p) in &tick {
+            put(&mut w, i, stamp, p, false);
         }
         if k >= warm {
             wall += start.elapsed();
             cpu += thread_cpu_ns() - cpu_start;
-            n += m;
+            n += tick.len() as u64;
         }
     }
     println!(

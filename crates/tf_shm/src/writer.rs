@@ -345,7 +345,7 @@ impl ArenaWriter {
     fn known_frames(&self, child: &str, parent: &str) -> Option<(FrameId, FrameId)> {
         let child = self.frames.get(child)?;
         let last = self.record(child).last_parent.load(Ordering::Relaxed);
-        if self.frames.name(last) == Some(parent) {
+        if self.frames.name(last).is_some_and(|n| same_name(n, parent)) {
             return Some((child, last));
         }
         Some((child, self.frames.get(parent)?))
@@ -624,7 +624,7 @@ impl ArenaWriter {
     /// informational and use a fixed reserve; the sample is kept regardless).
     fn authority_ref(&mut self, authority: &str) -> Option<u64> {
         if let Some((name, r)) = self.authorities.get(self.last_authority) {
-            if **name == *authority {
+            if same_name(name, authority) {
                 return Some(*r);
             }
         }
@@ -667,7 +667,7 @@ impl FrameIndex {
             if id == NO_FRAME {
                 return None;
             }
-            if h == hash && self.name(id) == Some(name) {
+            if h == hash && self.name(id).is_some_and(|n| same_name(n, name)) {
                 return Some(id);
             }
             i = (i + 1) & mask;
@@ -742,6 +742,34 @@ fn name_hash(bytes: &[u8]) -> u64 {
     mix(h, last ^ (n as u64).rotate_right(8))
 }
 
+/// Whether `a` and `b` are the same name, compared 8 bytes at a time with the loads of
+/// [`name_hash`] (a call to `memcmp` costs more than the comparison of names this short).
+#[inline(always)]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
+    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("4"));
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 < n {
+            if word(a, at) != word(b, at) {
+                return false;
+            }
+            at += 8;
+        }
+        word(a, n - 8) == word(b, n - 8)
+    } else if n >= 4 {
+        half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4)
+    } else {
+        // Bytes 0, n / 2 and n − 1 are all of them for n ≤ 3.
+        n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
+    }
+}
+
 /// Adds one to a counter only the writer stores; returns the value before (as `fetch_add`).
 #[inline(always)]
 fn bump(word: &AtomicU64, order: Ordering) -> u64 {
@@ -762,4 +790,58 @@ fn step() {
 enum Stop {
     Old,
     NoRing,
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Names of every length up to past three words, and the same names with one byte changed
+    /// at each position.
+    fn names() -> Vec<String> {
+        let mut out = Vec::new();
+        for len in 0..=40 {
+            let base: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            out.push(base.clone());
+            for at in 0..len {
+                let mut b = base.clone().into_bytes();
+                b[at] = b'_';
+                out.push(String::from_utf8(b).unwrap());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn same_name_is_string_equality() {
+        let names = names();
+        for a in &names {
+            for b in &names {
+                assert_eq!(same_name(a, b), a == b, "{a:?} vs {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn frame_index_finds_exactly_the_frames_added() {
+        let names = names();
+        let mut index = FrameIndex::default();
+        let mut reference = std::collections::HashMap::new();
+        for (i, name) in names.iter().enumerate() {
+            if i % 2 == 1 && !reference.contains_key(name) {
+                let id = reference.len() as FrameId + 1;
+                index.insert(name, id);
+                reference.insert(name.clone(), id);
+            }
+            // Every name, added or not, after every insertion (growth included).
+            if i % 97 == 0 || i + 1 == names.len() {
+                for n in &names {
+                    assert_eq!(index.get(n), reference.get(n).copied(), "{n:?}");
+                }
+            }
+        }
+        for (name, &id) in &reference {
+            assert_eq!(index.name(id), Some(name.as_str()));
+        }
+    }
 }
