@@ -50,9 +50,9 @@ pub(crate) fn unix_now_coarse_ns() -> i64 {
     if rc != 0 || t.tv_sec < 0 {
         return 0;
     }
-    (t.tv_sec as i64)
+    t.tv_sec
         .saturating_mul(1_000_000_000)
-        .saturating_add(t.tv_nsec as i64)
+        .saturating_add(t.tv_nsec)
 }
 
 #[cfg(test)]

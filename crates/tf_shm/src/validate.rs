@@ -173,6 +173,7 @@ pub fn validate<'a>(t: &TransformInput<'a>, authority: &str) -> Result<Validated
 
     // Same operand order as tf2 (w first) and `< tol` so that NaN fails.
     let norm2 = q[3] * q[3] + q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
+    let normalized = (norm2 - 1.0).abs() < QUATERNION_NORMALIZATION_TOLERANCE;
     let failed = Failed {
         self_transform: child == parent,
         no_child: child.is_empty(),
@@ -182,7 +183,7 @@ pub fn validate<'a>(t: &TransformInput<'a>, authority: &str) -> Result<Validated
             .iter()
             .chain(q.iter())
             .fold(false, |any, v| any | v.is_nan()),
-        denormalized: !((norm2 - 1.0).abs() < QUATERNION_NORMALIZATION_TOLERANCE),
+        denormalized: !normalized,
     };
     if !failed.any() {
         return Ok(Validated {
