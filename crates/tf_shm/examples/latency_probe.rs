@@ -116,7 +116,11 @@ fn ingest(seconds: i64) {
     let mut round: Vec<(usize, i64, Pose)> = Vec::new();
     let mut k = 0;
     while k < ticks {
-        let end = if k < warm { warm } else { (k + TICKS_PER_ROUND).min(ticks) };
+        let end = if k < warm {
+            warm
+        } else {
+            (k + TICKS_PER_ROUND).min(ticks)
+        };
         round.clear();
         for k in k..end {
             let stamp = t0 + k * 10_000_000;
