@@ -13,15 +13,18 @@
 //! drops its oldest sample: the frame is flagged `FRAME_HISTORY_SHORT`, the arena
 //! `STATUS_POOL_EXHAUSTED`, and every other frame keeps working.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+
+use rustc_hash::FxBuildHasher;
 
 use crate::arena::layout::*;
 use crate::arena::region::{Region, RingRef};
 use crate::arena::{names, notify, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
 use crate::history::{insert_decision, InsertDecision};
 use crate::ring::{write_slot, RingWriter};
-use crate::sample::{FrameId, Sample, NO_FRAME};
+use crate::sample::{FrameId, Sample};
 use crate::sync::{AtomicU64, Ordering};
 use crate::validate::{old_data_message, validate, Refusal, RefusalCode, TransformInput};
 
@@ -345,7 +348,7 @@ impl ArenaWriter {
     fn known_frames(&self, child: &str, parent: &str) -> Option<(FrameId, FrameId)> {
         let child = self.frames.get(child)?;
         let last = self.record(child).last_parent.load(Ordering::Relaxed);
-        if self.frames.name(last).is_some_and(|n| same_name(n, parent)) {
+        if self.frames.name(last).is_some_and(|n| n == parent) {
             return Some((child, last));
         }
         Some((child, self.frames.get(parent)?))
@@ -624,7 +627,7 @@ impl ArenaWriter {
     /// informational and use a fixed reserve; the sample is kept regardless).
     fn authority_ref(&mut self, authority: &str) -> Option<u64> {
         if let Some((name, r)) = self.authorities.get(self.last_authority) {
-            if same_name(name, authority) {
+            if **name == *authority {
                 return Some(*r);
             }
         }
@@ -642,16 +645,14 @@ impl ArenaWriter {
     }
 }
 
-/// The writer's own name → id index: open addressing (linear probing) over `(hash, id)`
-/// pairs, names kept by id, so a lookup is one hash, a probe or two and one comparison of the
-/// name found. Not flood-resistant, like the arena's own index (`crate::arena::names`): a
-/// publisher of colliding names slows only lookups among at most `max_frames` names.
+/// The writer's name → id map, and every frame's name by id (for the previous-parent check).
+/// `rustc_hash`'s hasher, not std's SipHash (~200 instructions per name, most of a write):
+/// the names come from the bridge's publishers, and a publisher of colliding names slows only
+/// lookups among at most `max_frames` names.
 #[derive(Default)]
 struct FrameIndex {
-    /// `(hash, id)`, id [`NO_FRAME`] where empty; a power of two long, at least twice the
-    /// frames (or empty).
-    slots: Vec<(u64, FrameId)>,
-    /// Every frame's name, by id (index 0, [`NO_FRAME`], is empty).
+    ids: HashMap<Box<str>, FrameId, FxBuildHasher>,
+    /// Every frame's name, by id (index 0, [`crate::sample::NO_FRAME`], is empty).
     names: Vec<Box<str>>,
 }
 
@@ -659,19 +660,7 @@ impl FrameIndex {
     /// Id of `name`, if it is a frame.
     #[inline]
     fn get(&self, name: &str) -> Option<FrameId> {
-        let mask = self.slots.len().checked_sub(1)?;
-        let hash = name_hash(name.as_bytes());
-        let mut i = hash as usize & mask;
-        loop {
-            let (h, id) = self.slots[i];
-            if id == NO_FRAME {
-                return None;
-            }
-            if h == hash && self.name(id).is_some_and(|n| same_name(n, name)) {
-                return Some(id);
-            }
-            i = (i + 1) & mask;
-        }
+        self.ids.get(name).copied()
     }
 
     /// Name of frame `id`.
@@ -687,86 +676,7 @@ impl FrameIndex {
             self.names.resize(id_at + 1, Box::from(""));
         }
         self.names[id_at] = name.into();
-        let frames = self.names.len() - 1;
-        if self.slots.len() < 2 * frames {
-            let old = std::mem::take(&mut self.slots);
-            self.slots = vec![(0, NO_FRAME); (2 * frames).next_power_of_two().max(16)];
-            for (h, id) in old.into_iter().filter(|&(_, id)| id != NO_FRAME) {
-                self.place(h, id);
-            }
-        }
-        self.place(name_hash(name.as_bytes()), id);
-    }
-
-    fn place(&mut self, hash: u64, id: FrameId) {
-        let mask = self.slots.len() - 1;
-        let mut i = hash as usize & mask;
-        while self.slots[i].1 != NO_FRAME {
-            i = (i + 1) & mask;
-        }
-        self.slots[i] = (hash, id);
-    }
-}
-
-/// [`FrameIndex`]'s hash: the name 8 bytes at a time, each word folded in with a 64 × 64 →
-/// 128-bit multiply (SipHash, std's default, cost ~200 instructions per name and was most of
-/// a write).
-#[inline]
-fn name_hash(bytes: &[u8]) -> u64 {
-    #[inline(always)]
-    fn mix(h: u64, word: u64) -> u64 {
-        const K: u64 = 0x9e37_79b9_7f4a_7c15;
-        let p = u128::from(h ^ word) * u128::from(K);
-        (p as u64) ^ ((p >> 64) as u64)
-    }
-    let n = bytes.len();
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-    let mut h = 0;
-    let mut at = 0;
-    while at + 8 < n {
-        h = mix(h, word(at));
-        at += 8;
-    }
-    // The last 1 to 8 bytes, read in at most two overlapping loads (no copy); the length
-    // tells apart the names those loads would confuse.
-    let last = if n >= 8 {
-        word(n - 8)
-    } else if n >= 4 {
-        u64::from(half(0)) | u64::from(half(n - 4)) << 32
-    } else if n > 0 {
-        u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1]) << 16
-    } else {
-        0
-    };
-    mix(h, last ^ (n as u64).rotate_right(8))
-}
-
-/// Whether `a` and `b` are the same name, compared 8 bytes at a time with the loads of
-/// [`name_hash`] (a call to `memcmp` costs more than the comparison of names this short).
-#[inline(always)]
-fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
-    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("4"));
-    if n >= 8 {
-        let mut at = 0;
-        while at + 8 < n {
-            if word(a, at) != word(b, at) {
-                return false;
-            }
-            at += 8;
-        }
-        word(a, n - 8) == word(b, n - 8)
-    } else if n >= 4 {
-        half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4)
-    } else {
-        // Bytes 0, n / 2 and n − 1 are all of them for n ≤ 3.
-        n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
+        self.ids.insert(name.into(), id);
     }
 }
 
@@ -790,58 +700,4 @@ fn step() {
 enum Stop {
     Old,
     NoRing,
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    /// Names of every length up to past three words, and the same names with one byte changed
-    /// at each position.
-    fn names() -> Vec<String> {
-        let mut out = Vec::new();
-        for len in 0..=40 {
-            let base: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
-            out.push(base.clone());
-            for at in 0..len {
-                let mut b = base.clone().into_bytes();
-                b[at] = b'_';
-                out.push(String::from_utf8(b).unwrap());
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn same_name_is_string_equality() {
-        let names = names();
-        for a in &names {
-            for b in &names {
-                assert_eq!(same_name(a, b), a == b, "{a:?} vs {b:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn frame_index_finds_exactly_the_frames_added() {
-        let names = names();
-        let mut index = FrameIndex::default();
-        let mut reference = std::collections::HashMap::new();
-        for (i, name) in names.iter().enumerate() {
-            if i % 2 == 1 && !reference.contains_key(name) {
-                let id = reference.len() as FrameId + 1;
-                index.insert(name, id);
-                reference.insert(name.clone(), id);
-            }
-            // Every name, added or not, after every insertion (growth included).
-            if i % 97 == 0 || i + 1 == names.len() {
-                for n in &names {
-                    assert_eq!(index.get(n), reference.get(n).copied(), "{n:?}");
-                }
-            }
-        }
-        for (name, &id) in &reference {
-            assert_eq!(index.name(id), Some(name.as_str()));
-        }
-    }
 }
