@@ -272,6 +272,7 @@ impl InsertDecision {
 ///
 /// Arithmetic is done in `i128`, so stamps near the ends of `i64` compare as the mathematics
 /// says. Reads only indices `< len()`; terminates on any data.
+#[inline]
 pub fn insert_decision<H: History + ?Sized>(
     h: &H,
     new: &Sample,

@@ -37,11 +37,13 @@ pub struct FrameInfo {
     pub ring_capacity: u32,
     /// Samples accepted since the arena was created.
     pub accepted: u64,
-    /// Wall-clock time of the newest accepted sample, ns since the Unix epoch (0: never).
+    /// Wall-clock time of the newest accepted sample, ns since the Unix epoch (0: never); the
+    /// kernel's coarse clock at its moment's first accepted sample, so to a few ms.
     pub last_write_unix_ns: i64,
     /// How often the parent changed between consecutive accepted samples.
     pub parent_changes: u64,
-    /// Wall-clock time of the last parent change, ns since the Unix epoch (0: never).
+    /// Wall-clock time of the last parent change, ns since the Unix epoch (0: never); to a few
+    /// ms, as `last_write_unix_ns`.
     pub last_parent_change_unix_ns: i64,
     /// The history was cut shorter than the cache time (ring could not grow).
     pub history_short: bool,
@@ -90,7 +92,8 @@ pub struct ArenaStats {
     pub ready_unix_ns: i64,
     /// Wall-clock time the arena was created, ns since the Unix epoch.
     pub created_unix_ns: i64,
-    /// Wall-clock time of the newest accepted sample, ns since the Unix epoch (0: never).
+    /// Wall-clock time of the newest accepted sample, ns since the Unix epoch (0: never); to a
+    /// few ms, as [`FrameInfo::last_write_unix_ns`].
     pub last_write_unix_ns: i64,
     /// Pid of the creating process.
     pub owner_pid: u32,

@@ -164,22 +164,28 @@ fn c_str(s: &str) -> &str {
 ///
 /// # Errors
 /// [`Refusal`] listing every failing check with tf2's log line.
+#[inline]
 pub fn validate<'a>(t: &TransformInput<'a>, authority: &str) -> Result<Validated<'a>, Refusal> {
     let parent = strip_slash(t.frame_id);
     let child = strip_slash(t.child_frame_id);
     let p = t.translation;
     let q = canonicalize(&t.rotation);
 
-    let self_transform = child == parent;
-    let no_child = child.is_empty();
-    let no_parent = parent.is_empty();
-    let nan = p.iter().chain(q.iter()).any(|v| v.is_nan());
     // Same operand order as tf2 (w first) and `< tol` so that NaN fails.
     let norm2 = q[3] * q[3] + q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
     let normalized = (norm2 - 1.0).abs() < QUATERNION_NORMALIZATION_TOLERANCE;
-    let denormalized = !normalized;
-
-    if !(self_transform || no_child || no_parent || nan || denormalized) {
+    let failed = Failed {
+        self_transform: child == parent,
+        no_child: child.is_empty(),
+        no_parent: parent.is_empty(),
+        // Every value tested, no early exit: the common answer (none) takes no branch per value.
+        nan: p
+            .iter()
+            .chain(q.iter())
+            .fold(false, |any, v| any | v.is_nan()),
+        denormalized: !normalized,
+    };
+    if !failed.any() {
         return Ok(Validated {
             parent,
             child,
@@ -190,11 +196,34 @@ pub fn validate<'a>(t: &TransformInput<'a>, authority: &str) -> Result<Validated
             },
         });
     }
+    Err(refusal(failed, authority, child, &p, &q))
+}
 
+/// The checks a transform failed (at least one).
+#[derive(Clone, Copy)]
+struct Failed {
+    self_transform: bool,
+    no_child: bool,
+    no_parent: bool,
+    nan: bool,
+    denormalized: bool,
+}
+
+impl Failed {
+    #[inline(always)]
+    fn any(self) -> bool {
+        self.self_transform | self.no_child | self.no_parent | self.nan | self.denormalized
+    }
+}
+
+/// tf2's log lines for the checks `f` failed, in tf2's order.
+#[cold]
+#[inline(never)]
+fn refusal(f: Failed, authority: &str, child: &str, p: &[f64; 3], q: &[f64; 4]) -> Refusal {
     let (a, c) = (c_str(authority), c_str(child));
     let mut reasons = Vec::new();
     let mut push = |code, message| reasons.push(Reason { code, message });
-    if self_transform {
+    if f.self_transform {
         push(
             RefusalCode::SelfTransform,
             format!(
@@ -203,7 +232,7 @@ pub fn validate<'a>(t: &TransformInput<'a>, authority: &str) -> Result<Validated
             ),
         );
     }
-    if no_child {
+    if f.no_child {
         push(
             RefusalCode::NoChildFrameId,
             format!(
@@ -212,7 +241,7 @@ pub fn validate<'a>(t: &TransformInput<'a>, authority: &str) -> Result<Validated
             ),
         );
     }
-    if no_parent {
+    if f.no_parent {
         push(
             RefusalCode::NoFrameId,
             format!(
@@ -221,7 +250,7 @@ pub fn validate<'a>(t: &TransformInput<'a>, authority: &str) -> Result<Validated
             ),
         );
     }
-    if nan {
+    if f.nan {
         push(
             RefusalCode::NanInput,
             format!(
@@ -237,7 +266,7 @@ pub fn validate<'a>(t: &TransformInput<'a>, authority: &str) -> Result<Validated
             ),
         );
     }
-    if denormalized {
+    if f.denormalized {
         push(
             RefusalCode::DenormalizedQuaternion,
             format!(
@@ -251,7 +280,7 @@ pub fn validate<'a>(t: &TransformInput<'a>, authority: &str) -> Result<Validated
             ),
         );
     }
-    Err(Refusal { reasons })
+    Refusal { reasons }
 }
 
 /// tf2 ROS 2's `TF_OLD_DATA` warning for `frame` (the stripped child) at `stamp` ns: two lines,

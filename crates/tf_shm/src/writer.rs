@@ -17,13 +17,15 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use rustc_hash::FxBuildHasher;
+
 use crate::arena::layout::*;
 use crate::arena::region::{Region, RingRef};
 use crate::arena::{names, notify, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
 use crate::history::{insert_decision, InsertDecision};
 use crate::ring::{write_slot, RingWriter};
 use crate::sample::{FrameId, Sample};
-use crate::sync::Ordering;
+use crate::sync::{AtomicU64, Ordering};
 use crate::validate::{old_data_message, validate, Refusal, RefusalCode, TransformInput};
 
 /// What happened to an accepted sample.
@@ -140,14 +142,18 @@ fn refusal_counter(code: RefusalCode) -> usize {
 pub struct ArenaWriter {
     region: Arc<Region>,
     geo: Geometry,
-    /// Name → id of every frame, and name → reference of every authority (the writer's own
-    /// index; readers use the in-arena one).
-    frames: HashMap<Box<str>, FrameId>,
-    authorities: HashMap<Box<str>, u64>,
+    /// Name → id of every frame (the writer's own index; readers use the in-arena one).
+    frames: FrameIndex,
+    /// Every authority stored (at most [`MAX_AUTHORITIES`]) with its reference, and the index
+    /// of the last one used: a bridge passes one authority for every sample.
+    authorities: Vec<(Box<str>, u64)>,
+    last_authority: usize,
     /// Inside [`ArenaWriter::batch`]: waiters are notified once at its end.
     batching: bool,
     /// A sample was stored (or the buffer cleared) since the last notification.
     unnotified: bool,
+    /// The current moment's wall clock, ns ([`ArenaWriter::moment_now`]); 0 until read.
+    now_ns: i64,
 }
 
 impl ArenaWriter {
@@ -156,10 +162,12 @@ impl ArenaWriter {
         ArenaWriter {
             region,
             geo,
-            frames: HashMap::new(),
-            authorities: HashMap::new(),
+            frames: FrameIndex::default(),
+            authorities: Vec::new(),
+            last_authority: 0,
             batching: false,
             unnotified: false,
+            now_ns: 0,
         }
     }
 
@@ -208,12 +216,10 @@ impl ArenaWriter {
             Ok(v) => v,
             Err(r) => return Err(self.refused(r)),
         };
-        self.check_room(&[v.child, v.parent])
-            .map_err(|e| self.capacity(e))?;
-        let child = self.intern(v.child).map_err(|e| self.capacity(e))?;
-        step();
-        let parent = self.intern(v.parent).map_err(|e| self.capacity(e))?;
-        step();
+        let (child, parent) = match self.known_frames(v.child, v.parent) {
+            Some(ids) => ids,
+            None => self.add_frames(v.child, v.parent)?,
+        };
         let sample = Sample {
             stamp: v.stamp,
             parent,
@@ -270,6 +276,7 @@ impl ArenaWriter {
                 if let Some(m) = self.1 {
                     crate::moment::end(crate::moment::Moments::of(self.0.header()), m);
                     self.0.batching = false;
+                    self.0.now_ns = 0;
                     if self.0.unnotified {
                         self.0.published();
                     }
@@ -335,13 +342,43 @@ impl ArenaWriter {
         SetTransformError::Capacity(e)
     }
 
+    /// Ids of `child` and `parent` if both are known. A child's parent is most often the one
+    /// of its previous sample, so that one is tried first, by name, without a lookup.
+    #[inline]
+    fn known_frames(&self, child: &str, parent: &str) -> Option<(FrameId, FrameId)> {
+        let child = self.frames.get(child)?;
+        let last = self.record(child).last_parent.load(Ordering::Relaxed);
+        if self.frames.name(last).is_some_and(|n| n == parent) {
+            return Some((child, last));
+        }
+        Some((child, self.frames.get(parent)?))
+    }
+
+    /// Ids of `child` and `parent`, creating those not seen yet (all of them or, when the
+    /// arena has no room, none).
+    #[cold]
+    #[inline(never)]
+    fn add_frames(
+        &mut self,
+        child: &str,
+        parent: &str,
+    ) -> Result<(FrameId, FrameId), SetTransformError> {
+        self.check_room(&[child, parent])
+            .map_err(|e| self.capacity(e))?;
+        let child = self.intern(child).map_err(|e| self.capacity(e))?;
+        step();
+        let parent = self.intern(parent).map_err(|e| self.capacity(e))?;
+        step();
+        Ok((child, parent))
+    }
+
     /// Whether the frame table has room for those of `names` not seen yet, so that a refused
     /// sample never leaves half of its frames behind.
     fn check_room(&self, names: &[&str]) -> Result<(), CapacityError> {
         let count = self.header().frame_count.load(Ordering::Relaxed);
         let mut free = (self.geo.max_frames + 1).saturating_sub(count);
         for (i, name) in names.iter().enumerate() {
-            if self.frames.contains_key(*name) || names[..i].contains(name) {
+            if self.frames.get(name).is_some() || names[..i].contains(name) {
                 continue;
             }
             if free == 0 {
@@ -357,7 +394,7 @@ impl ArenaWriter {
 
     /// Id of `name`, creating the frame (with no cache) the first time.
     fn intern(&mut self, name: &str) -> Result<FrameId, CapacityError> {
-        if let Some(&id) = self.frames.get(name) {
+        if let Some(id) = self.frames.get(name) {
             return Ok(id);
         }
         let h = self.header();
@@ -383,7 +420,7 @@ impl ArenaWriter {
             entry.store(id, Ordering::Relaxed);
         }
         h.frame_count.store(id + 1, Ordering::Release);
-        self.frames.insert(name.into(), id);
+        self.frames.insert(name, id);
         Ok(id)
     }
 
@@ -480,7 +517,7 @@ impl ArenaWriter {
         // link (a stored one is counted with the sample).
         let pruned_only = || {
             if pruned {
-                rec.changes.fetch_add(1, Ordering::Release);
+                bump(&rec.changes, Ordering::Release);
             }
         };
         let index = match decision {
@@ -549,19 +586,24 @@ impl ArenaWriter {
 
     fn note_accepted(&mut self, child: FrameId, parent: FrameId, authority: &str) {
         let authority_ref = self.authority_ref(authority);
-        let now = crate::time::unix_now_ns();
+        let now = self.moment_now();
         let h = self.header();
-        h.accepted_total.fetch_add(1, Ordering::Relaxed);
+        // The writer is the only one to store these words: a load and a store each, not a
+        // locked read-modify-write.
+        bump(&h.accepted_total, Ordering::Relaxed);
         h.last_write_unix_ns.store(now, Ordering::Relaxed);
         let rec = self.record(child);
-        let accepted = rec.accepted.fetch_add(1, Ordering::Relaxed);
+        let accepted = bump(&rec.accepted, Ordering::Relaxed);
         // Release: readers that keep a time-0 answer take an unchanged count to mean the link
         // did not change since they read it (`FrameStore::link_version`).
-        rec.changes.fetch_add(1, Ordering::Release);
-        let previous = rec.last_parent.swap(parent, Ordering::Relaxed);
-        if accepted > 0 && previous != parent {
-            rec.parent_changes.fetch_add(1, Ordering::Relaxed);
-            rec.last_parent_change_unix_ns.store(now, Ordering::Relaxed);
+        bump(&rec.changes, Ordering::Release);
+        let previous = rec.last_parent.load(Ordering::Relaxed);
+        if previous != parent {
+            rec.last_parent.store(parent, Ordering::Relaxed);
+            if accepted > 0 {
+                bump(&rec.parent_changes, Ordering::Relaxed);
+                rec.last_parent_change_unix_ns.store(now, Ordering::Relaxed);
+            }
         }
         rec.last_write_unix_ns.store(now, Ordering::Relaxed);
         if let Some(r) = authority_ref {
@@ -569,20 +611,81 @@ impl ArenaWriter {
         }
     }
 
+    /// The wall clock of this moment's writes, read at its first accepted sample: one clock
+    /// read per moment (per `TFMessage` in the bridge), not per sample, and the kernel's
+    /// coarse clock (a few ms of resolution, for tools that show ages in seconds; ~7 ns where
+    /// the precise one costs ~35).
+    fn moment_now(&mut self) -> i64 {
+        if self.now_ns == 0 {
+            self.now_ns = crate::time::unix_now_coarse_ns().max(1);
+        }
+        self.now_ns
+    }
+
     /// Reference of `authority` in the names region, storing it the first time; `None` past
     /// [`MAX_AUTHORITIES`] distinct or [`MAX_AUTHORITY_LEN`] bytes (authorities are
     /// informational and use a fixed reserve; the sample is kept regardless).
     fn authority_ref(&mut self, authority: &str) -> Option<u64> {
-        if let Some(&r) = self.authorities.get(authority) {
-            return Some(r);
+        if let Some((name, r)) = self.authorities.get(self.last_authority) {
+            if **name == *authority {
+                return Some(*r);
+            }
+        }
+        if let Some(i) = self.authorities.iter().position(|(a, _)| **a == *authority) {
+            self.last_authority = i;
+            return Some(self.authorities[i].1);
         }
         if self.authorities.len() >= MAX_AUTHORITIES || authority.len() > MAX_AUTHORITY_LEN {
             return None;
         }
         let r = self.store_name(authority).ok()?;
-        self.authorities.insert(authority.into(), r);
+        self.last_authority = self.authorities.len();
+        self.authorities.push((authority.into(), r));
         Some(r)
     }
+}
+
+/// The writer's name → id map, and every frame's name by id (for the previous-parent check).
+/// `rustc_hash`'s hasher, not std's SipHash (~200 instructions per name, most of a write):
+/// the names come from the bridge's publishers, and a publisher of colliding names slows only
+/// lookups among at most `max_frames` names.
+#[derive(Default)]
+struct FrameIndex {
+    ids: HashMap<Box<str>, FrameId, FxBuildHasher>,
+    /// Every frame's name, by id (index 0, [`crate::sample::NO_FRAME`], is empty).
+    names: Vec<Box<str>>,
+}
+
+impl FrameIndex {
+    /// Id of `name`, if it is a frame.
+    #[inline]
+    fn get(&self, name: &str) -> Option<FrameId> {
+        self.ids.get(name).copied()
+    }
+
+    /// Name of frame `id`.
+    #[inline]
+    fn name(&self, id: FrameId) -> Option<&str> {
+        self.names.get(id as usize).map(|n| &**n)
+    }
+
+    /// Adds `name` (not yet in the index) as frame `id`.
+    fn insert(&mut self, name: &str, id: FrameId) {
+        let id_at = id as usize;
+        if self.names.len() <= id_at {
+            self.names.resize(id_at + 1, Box::from(""));
+        }
+        self.names[id_at] = name.into();
+        self.ids.insert(name.into(), id);
+    }
+}
+
+/// Adds one to a counter only the writer stores; returns the value before (as `fetch_add`).
+#[inline(always)]
+fn bump(word: &AtomicU64, order: Ordering) -> u64 {
+    let v = word.load(Ordering::Relaxed);
+    word.store(v.wrapping_add(1), order);
+    v
 }
 
 /// A point between two of the writer's stores, where tests pause it to read
