@@ -163,9 +163,21 @@ fn weighted_sum(a: &Quat, w0: f64, b: &Quat, w1: f64) -> Quat {
 }
 
 /// The weights `sin((1 − r)θ)/sin θ` and `sin(rθ)/sin θ` for `x = 1 − cos θ < 1e-6` (see
-/// [`slerp`]).
+/// [`slerp`]). At r = +0 (a query at a sample's own stamp inside the history: tf2's ratio is
+/// +0) the series gives exactly 1 and +0 (`k·m` is 0 for k = 1 and for k = 0); they are
+/// returned as constants, a branch the interpolated case predicts, so that an exact stamp
+/// waits for no weight polynomial.
 #[inline(always)]
 fn tiny_angle_weights(x: f64, r: f64) -> (f64, f64) {
+    if r.to_bits() == 0 {
+        return (1.0, 0.0);
+    }
+    series_weights(x, r)
+}
+
+/// [`tiny_angle_weights`] by its series alone.
+#[inline(always)]
+fn series_weights(x: f64, r: f64) -> (f64, f64) {
     let x3 = x * (1.0 / 3.0);
     let x10 = x * 0.1;
     let w = |k: f64| {
@@ -596,6 +608,25 @@ pub fn c_fixed6(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The constant weights at r = +0 are the series' own, bit for bit, over the whole range
+    /// of x the series is used for.
+    #[test]
+    fn tiny_angle_weights_at_ratio_zero_are_the_series_bit_for_bit() {
+        let mut x = 1e-300f64;
+        while x < 1e-6 {
+            for x in [x, x * 1.000_000_1, f64::from_bits(x.to_bits() + 1)] {
+                let (w0, w1) = series_weights(std::hint::black_box(x), std::hint::black_box(0.0));
+                let (c0, c1) = tiny_angle_weights(x, 0.0);
+                assert_eq!(
+                    (w0.to_bits(), w1.to_bits()),
+                    (c0.to_bits(), c1.to_bits()),
+                    "x = {x:e}"
+                );
+            }
+            x *= 1.37;
+        }
+    }
 
     /// Every finite translation component, and any rotation (non-finite included): the
     /// identity's finalize worked out equals the literal one bit for bit.

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! tf_shm_bench [--rounds N] [--ms M] [--queries Q] [--thread-secs S]    (--help for each)
+//! tf_shm_bench --profile ARM SCENARIO KIND LOOKUPS        (one arm on one cell, for callgrind)
 //! ```
 //!
 //! Prints Markdown (the body of docs/benchmarks.md) on stdout, progress on stderr.
@@ -57,6 +58,13 @@ struct Opts {
     /// Length of each multi-threaded run, s
     #[arg(long, default_value_t = 1.0, value_name = "S")]
     thread_secs: f64,
+    /// Instead of the comparison, run one arm (`pair`, `names`, `tf_tree`, `tf2`) on one
+    /// cell (scenario `1`, `3`, `8`, `15` or `tree`; kind `interp`, `recent`, `exact` or
+    /// `time0`) for LOOKUPS lookups and print the checksum: for instruction counts under
+    /// `valgrind --tool=callgrind` (per lookup: the difference of two runs over the difference
+    /// of their LOOKUPS)
+    #[arg(long, num_args = 4, value_names = ["ARM", "SCENARIO", "KIND", "LOOKUPS"])]
+    profile: Option<Vec<String>>,
 }
 
 fn at_least_one(s: &str) -> Result<usize, String> {
@@ -191,6 +199,10 @@ fn main() {
         return;
     }
     let o = parse_opts();
+    if let Some(p) = &o.profile {
+        profile(&o, p);
+        return;
+    }
     let scenarios = scenario::all();
 
     eprintln!("building arms …");
@@ -279,6 +291,51 @@ fn main() {
 
     print_report(&o, &results, &threads, &arm_names, tf_tree_error.as_deref());
     print_cxx_report(&o, &cxx);
+}
+
+/// `--profile ARM SCENARIO KIND LOOKUPS`: one arm on one cell, nothing else built.
+fn profile(o: &Opts, p: &[String]) {
+    let [arm, sc, kind, n] = p else {
+        unreachable!("clap takes four values")
+    };
+    let scenarios = vec![match sc.as_str() {
+        "tree" => scenario::tree200(),
+        d => scenario::chain(d.parse().expect("SCENARIO: 1, 3, 8, 15 or tree")),
+    }];
+    let kind = match kind.as_str() {
+        "interp" => TimeKind::Interp,
+        "recent" => TimeKind::Recent,
+        "exact" => TimeKind::Exact,
+        "time0" => TimeKind::Latest,
+        k => panic!("KIND {k}: interp, recent, exact or time0"),
+    };
+    let n: usize = n.parse().expect("LOOKUPS: a count");
+    let cell = Cell::new(
+        0,
+        &scenarios[0],
+        scenario::queries(&scenarios[0], kind, o.queries),
+    );
+    let view = || {
+        let (mut w, v) = Arena::in_memory(&arena_config()).expect("arena");
+        arms::fill_tf_shm(&mut w, &scenarios[0]);
+        vec![v]
+    };
+    let mut arm: Box<dyn Arm> = match arm.as_str() {
+        "pair" => Box::new(TfShm::new("tf_shm pair", view(), &scenarios, How::Pair)),
+        "names" => Box::new(TfShm::new("tf_shm names", view(), &scenarios, How::Names)),
+        "tf_tree" => Box::new(TfTree::new(&scenarios).expect("tf_tree")),
+        "tf2" => Box::new(Tf2::new(&scenarios)),
+        a => panic!("ARM {a}: pair, names, tf_tree or tf2"),
+    };
+    // One pass over the queries first: a pair's first lookup resolves its names.
+    let warm = arm.run(&cell, cell.queries.len());
+    // Wall time through std (libc's clock, which valgrind runs; rustix's vDSO call it does
+    // not): a quick A/B on a quiet machine, not the report's measurement.
+    let start = Instant::now();
+    let sum = arm.run(&cell, n);
+    let ns = start.elapsed().as_nanos() as f64 / n as f64;
+    println!("{}", warm + sum);
+    eprintln!("{} {ns:.1} ns per lookup (wall time)", arm.name());
 }
 
 /// Arms of the C++ table, the reference (tf2) first.
