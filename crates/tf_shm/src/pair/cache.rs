@@ -3,9 +3,9 @@
 //! itself does, after a few word compares of the two names.
 //!
 //! A cached pair is only a cache: it holds the ids its names resolved to in one arena instance
-//! and where tf2's walk last found the two passes to meet (see
-//! [`crate::ArenaView::lookup_pair`]); the walk reads every link at the query time whatever
-//! the cache says. So evicting, sharing between views, or a stale entry never changes an
+//! and its kept time-0 answer with the change counts it was read at (see
+//! [`crate::ArenaView::lookup_pair`]); any other query walks every link at its time, and a
+//! kept answer is given only while none of its links changed. So evicting, sharing between views, or a stale entry never changes an
 //! answer, only its cost.
 //!
 //! Each entry holds a [`Key`] of its names next to the pair: both lengths and two words of
