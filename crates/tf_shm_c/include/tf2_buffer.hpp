@@ -134,6 +134,19 @@ public:
   /// after waiting up to that long for one (tf_shm::Buffer's opening constructor).
   Tf2Buffer(const std::string & name, int domain, tf2::Duration wait_for_bridge)
   : Tf2Buffer(Buffer(name, domain, wait_for_bridge)) {}
+  /// tf2::BufferCore(cache_time) / tf2_ros::Buffer(clock, cache_time): as the default
+  /// constructor, answering as a tf2 buffer of that cache time (tf_shm::Buffer::setCacheTime:
+  /// older samples pruned as tf2's TimeCache prunes them, with clear() both apply;
+  /// getCacheLength() returns it). Longer than the arena's history: accepted, answers
+  /// unchanged (lookups older than the arena's history throw tf2's extrapolation exception),
+  /// one warning per process on stderr naming the bridge's cache_time parameter.
+  explicit Tf2Buffer(tf2::Duration cache_time, const std::string & name = "", int domain = -1)
+  : Tf2Buffer(withCacheTime(Buffer(open_or_empty, name, domain), cache_time)) {}
+  /// As the opening constructor above (a bridge required), with tf2's cache time.
+  Tf2Buffer(
+    tf2::Duration cache_time, const std::string & name, int domain,
+    tf2::Duration wait_for_bridge)
+  : Tf2Buffer(withCacheTime(Buffer(name, domain, wait_for_bridge), cache_time)) {}
   /// Answers from an open tf_shm::Buffer (either constructor of tf_shm.hpp), taking it over.
   explicit Tf2Buffer(Buffer && buffer)
   : buffer_(std::move(buffer)), h_(buffer_.handle())
@@ -283,8 +296,9 @@ public:
   std::string allFramesAsYAML() const {return buffer_.allFramesAsYAML();}
   /// tf2::BufferCore::allFramesAsString.
   std::string allFramesAsString() const {return buffer_.allFramesAsString();}
-  /// tf2::BufferCore::getCacheLength: the arena's cache time (the bridge's).
-  /// Read at each call: an empty buffer takes the bridge's cache time when it joins.
+  /// tf2::BufferCore::getCacheLength: the cache time given to the constructor, else the
+  /// arena's (the bridge's; read at each call: an empty buffer takes the bridge's when it
+  /// joins).
   tf2::Duration getCacheLength() const
   {
     std::int64_t ns = 0;
@@ -413,6 +427,12 @@ private:
   };
 
   static void check(tf_shm_status st) {tf2_detail::check(st);}
+
+  static Buffer withCacheTime(Buffer && b, tf2::Duration cache_time)
+  {
+    b.setCacheTime(cache_time);
+    return std::move(b);
+  }
 
   static std::chrono::steady_clock::time_point deadlineAfter(tf2::Duration timeout)
   {

@@ -248,14 +248,42 @@ tf_shm_status tf_shm_buffer_arena_swaps(struct tf_shm_buffer buffer, uint64_t *o
 // `out` is NULL or writable.
 tf_shm_status tf_shm_buffer_generation(struct tf_shm_buffer buffer, uint64_t *out);
 
-// tf2's `getCacheLength()`: how long the arena keeps each frame's history, ns (the bridge's
-// cache time; tf2's default is 10 s).
+// tf2's `BufferCore(cache_time)` (tf2_ros's `Buffer(clock, cache_time)`) for this buffer
+// alone: from now on its queries (lookups by name and by pair, `can_transform`, the waits,
+// latest common time, the frame texts) answer as a tf2 buffer of that cache time holding the
+// arena's samples: per dynamic frame, the newest sample and every older one stamped no more
+// than `cache_time_ns` before the second newest (tf2's `TimeCache` prunes against the newest
+// stamp it held before each insert), so a lookup before those fails with tf2's extrapolation
+// error and text (`tf_shm::CacheLimited`, as Python's `Buffer(cache_time=...)`). With
+// [`tf_shm_buffer_clear`] both apply, as in tf2. Negative counts as 0. A cache time longer
+// than the arena's (the bridge's `cache_time` parameter, [`tf_shm_buffer_arena_cache_time`])
+// is accepted and changes no answer: the arena has pruned what it has pruned, so lookups
+// older than its history fail with tf2's extrapolation error, as a tf2 buffer whose data was
+// pruned; the first query that meets this writes one warning per process to stderr naming
+// the bridge's parameter, as Python's `Buffer` warns. Set it before sharing the buffer: calls
+// in flight on other threads answer with the old cache time or the new one.
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`].
+tf_shm_status tf_shm_buffer_set_cache_time(struct tf_shm_buffer buffer, int64_t cache_time_ns);
+
+// tf2's `getCacheLength()`: the buffer's cache time, ns: the one given to
+// [`tf_shm_buffer_set_cache_time`], else the arena's ([`tf_shm_buffer_arena_cache_time`]).
 //
 // Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
 //
 // # Safety
 // `out` is NULL or writable.
 tf_shm_status tf_shm_buffer_cache_time(struct tf_shm_buffer buffer, int64_t *out);
+
+// How long the arena keeps each frame's history, ns (the bridge's `cache_time`; tf2's default
+// is 10 s): the longest cache time a buffer on it can answer for. Read at each call: an empty
+// buffer takes the bridge's when it joins.
+//
+// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+//
+// # Safety
+// `out` is NULL or writable.
+tf_shm_status tf_shm_buffer_arena_cache_time(struct tf_shm_buffer buffer, int64_t *out);
 
 // Calls `step(ctx)` until it returns a negative value, sleeping in between on the arena's
 // futex (no polling): `step` runs at once, then after every wake — the bridge wrote a

@@ -447,6 +447,34 @@ public:
   /// call while other threads query.
   void clear() {detail::check(tf_shm_buffer_clear(h_));}
 
+  /// tf2::BufferCore(cache_time) for this buffer alone (tf_shm_buffer_set_cache_time): its
+  /// queries, pairs and waits answer as a tf2 buffer of that cache time (older samples pruned
+  /// as tf2's TimeCache prunes them: lookups before them throw tf2's extrapolation exception
+  /// with tf2's text); with clear(), both apply. Longer than the arena's history
+  /// (arenaCacheTime()): accepted, answers unchanged, one warning per process on stderr. Call
+  /// it before sharing the buffer with other threads. Returns *this.
+  Buffer & setCacheTime(Duration cache_time)
+  {
+    detail::check(tf_shm_buffer_set_cache_time(h_, cache_time.count()));
+    return *this;
+  }
+  /// tf2::BufferCore::getCacheLength: the cache time given to setCacheTime, else the arena's.
+  Duration getCacheLength() const
+  {
+    std::int64_t ns = 0;
+    detail::check(tf_shm_buffer_cache_time(h_, &ns));
+    return Duration(ns);
+  }
+  /// How long the arena keeps each frame's history (the bridge's cache_time): the longest
+  /// cache time this buffer can answer for. Read at each call (an empty buffer takes the
+  /// bridge's when it joins).
+  Duration arenaCacheTime() const
+  {
+    std::int64_t ns = 0;
+    detail::check(tf_shm_buffer_arena_cache_time(h_, &ns));
+    return Duration(ns);
+  }
+
   /// A pair for hot loops: lookups without string work, re-resolved after a bridge restart.
   FramePair pair(const std::string & target_frame, const std::string & source_frame) const
   {

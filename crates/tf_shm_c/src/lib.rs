@@ -25,7 +25,7 @@ mod tail;
 
 use std::borrow::Cow;
 use std::ffi::{c_char, c_void, CStr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -71,9 +71,14 @@ pub struct tf_shm_transform_stamped {
 struct BufferEntry {
     buffer: Buffer,
     closed: AtomicBool,
-    /// Whether [`tf_shm_buffer_clear`] was ever called (then `cleared` holds its mark): the
-    /// queries of a never-cleared buffer pay this one plain load.
+    /// Whether the buffer may answer other than its arena: it was cleared or given a cache
+    /// time. The queries of a buffer that was neither pay this one plain load.
+    limited: AtomicBool,
+    /// Whether [`tf_shm_buffer_clear`] was ever called (then `cleared` holds its mark).
     ever_cleared: AtomicBool,
+    /// tf2's cache time of this buffer ([`tf_shm_buffer_set_cache_time`]), ns; negative: none
+    /// given (the arena's).
+    cache_time: AtomicI64,
     /// The last clear's mark, with the arena swap count it is keyed for.
     cleared: Mutex<Option<Arc<Cleared>>>,
 }
@@ -95,6 +100,21 @@ impl BufferEntry {
         self.mark_slow()
     }
 
+    /// The buffer's cache time when it is shorter than the arena's, as Python's `Buffer`
+    /// applies it: a longer one changes nothing (the arena has pruned what it has pruned), and
+    /// is reported once per process ([`warn_longer_cache_time`]).
+    fn shorter_cache_time(&self) -> Option<i64> {
+        let ns = self.cache_time.load(Ordering::Relaxed);
+        if ns < 0 {
+            return None;
+        }
+        let arena = self.buffer.get_cache_length();
+        if ns > arena && self.buffer.joined() {
+            warn_longer_cache_time(ns, arena);
+        }
+        (ns < arena).then_some(ns)
+    }
+
     #[cold]
     fn mark_slow(&self) -> Option<Arc<Cleared>> {
         let mut g = self.cleared.lock().unwrap_or_else(|p| p.into_inner());
@@ -112,21 +132,48 @@ impl BufferEntry {
     }
 }
 
-/// `$body` with `$b` bound to what answers for the entry `$e`: its buffer, or, after
-/// [`tf_shm_buffer_clear`], the buffer's store as that buffer after the clear
-/// (`tf_shm::CacheLimited::cleared`: tf2's walk over the samples the clear left).
+/// Once per process: a buffer was given a cache time longer than its arena's history (the
+/// text of Python's `tf_shm.Buffer` warning).
+#[cold]
+fn warn_longer_cache_time(requested_ns: i64, have_ns: i64) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "tf_shm: cache time of {:.3} s asked for, but the bridge keeps {:.3} s of history; \
+             lookups older than that raise tf2's ExtrapolationException. Start tf_shm_bridge \
+             with the parameter cache_time (seconds) set to at least that.",
+            requested_ns as f64 / 1e9,
+            have_ns as f64 / 1e9
+        );
+    }
+}
+
+/// `$body` with `$b` bound to what answers for the entry `$e`: its buffer, or, when it was
+/// given a cache time shorter than the arena's ([`tf_shm_buffer_set_cache_time`]) or cleared
+/// ([`tf_shm_buffer_clear`]), the buffer's store as a tf2 buffer of that cache time after that
+/// clear (`tf_shm::CacheLimited`: tf2's walk over the samples such a buffer holds), combined
+/// as Python's `Buffer` combines them.
 macro_rules! answer {
     ($e:expr, $b:ident => $body:expr) => {{
         let e: &BufferEntry = $e;
-        match e.mark() {
-            None => {
-                let $b = &e.buffer;
-                $body
+        if !e.limited.load(Ordering::Acquire) {
+            let $b = &e.buffer;
+            $body
+        } else {
+            match (e.mark(), e.shorter_cache_time()) {
+                (Some(c), ct) => e.buffer.with_store(|s| {
+                    let $b = &tf_shm::CacheLimited::cleared(s, ct, &c.mark);
+                    $body
+                }),
+                (None, Some(ns)) => e.buffer.with_store(|s| {
+                    let $b = &tf_shm::CacheLimited::new(s, ns);
+                    $body
+                }),
+                (None, None) => {
+                    let $b = &e.buffer;
+                    $body
+                }
             }
-            Some(c) => e.buffer.with_store(|s| {
-                let $b = &tf_shm::CacheLimited::cleared(s, None, &c.mark);
-                $body
-            }),
         }
     }};
 }
@@ -353,7 +400,9 @@ fn insert_buffer(function: &str, buffer: Buffer) -> Result<tf_shm_buffer, Fail> 
         .insert(BufferEntry {
             buffer,
             closed: AtomicBool::new(false),
+            limited: AtomicBool::new(false),
             ever_cleared: AtomicBool::new(false),
+            cache_time: AtomicI64::new(-1),
             cleared: Mutex::new(None),
         })
         .ok_or_else(|| {
@@ -453,6 +502,7 @@ pub extern "C" fn tf_shm_buffer_clear(buffer: tf_shm_buffer) -> tf_shm_status {
         *e.cleared.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(Arc::new(Cleared { swaps, mark }));
         e.ever_cleared.store(true, Ordering::Release);
+        e.limited.store(true, Ordering::Release);
         Ok(())
     })
 }
@@ -492,8 +542,36 @@ pub unsafe extern "C" fn tf_shm_buffer_generation(
     unsafe { tf_shm_buffer_arena_swaps(buffer, out) }
 }
 
-/// tf2's `getCacheLength()`: how long the arena keeps each frame's history, ns (the bridge's
-/// cache time; tf2's default is 10 s).
+/// tf2's `BufferCore(cache_time)` (tf2_ros's `Buffer(clock, cache_time)`) for this buffer
+/// alone: from now on its queries (lookups by name and by pair, `can_transform`, the waits,
+/// latest common time, the frame texts) answer as a tf2 buffer of that cache time holding the
+/// arena's samples: per dynamic frame, the newest sample and every older one stamped no more
+/// than `cache_time_ns` before the second newest (tf2's `TimeCache` prunes against the newest
+/// stamp it held before each insert), so a lookup before those fails with tf2's extrapolation
+/// error and text (`tf_shm::CacheLimited`, as Python's `Buffer(cache_time=...)`). With
+/// [`tf_shm_buffer_clear`] both apply, as in tf2. Negative counts as 0. A cache time longer
+/// than the arena's (the bridge's `cache_time` parameter, [`tf_shm_buffer_arena_cache_time`])
+/// is accepted and changes no answer: the arena has pruned what it has pruned, so lookups
+/// older than its history fail with tf2's extrapolation error, as a tf2 buffer whose data was
+/// pruned; the first query that meets this writes one warning per process to stderr naming
+/// the bridge's parameter, as Python's `Buffer` warns. Set it before sharing the buffer: calls
+/// in flight on other threads answer with the old cache time or the new one.
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`].
+#[no_mangle]
+pub extern "C" fn tf_shm_buffer_set_cache_time(
+    buffer: tf_shm_buffer,
+    cache_time_ns: i64,
+) -> tf_shm_status {
+    with_entry("tf_shm_buffer_set_cache_time", buffer, |e| {
+        e.cache_time.store(cache_time_ns.max(0), Ordering::Relaxed);
+        e.limited.store(true, Ordering::Release);
+        Ok(())
+    })
+}
+
+/// tf2's `getCacheLength()`: the buffer's cache time, ns: the one given to
+/// [`tf_shm_buffer_set_cache_time`], else the arena's ([`tf_shm_buffer_arena_cache_time`]).
 ///
 /// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
 ///
@@ -505,6 +583,32 @@ pub unsafe extern "C" fn tf_shm_buffer_cache_time(
     out: *mut i64,
 ) -> tf_shm_status {
     const F: &str = "tf_shm_buffer_cache_time";
+    with_entry(F, buffer, |e| {
+        let out = crate::out(F, "out", out)?;
+        let ns = e.cache_time.load(Ordering::Relaxed);
+        *out = if ns >= 0 {
+            ns
+        } else {
+            e.buffer.get_cache_length()
+        };
+        Ok(())
+    })
+}
+
+/// How long the arena keeps each frame's history, ns (the bridge's `cache_time`; tf2's default
+/// is 10 s): the longest cache time a buffer on it can answer for. Read at each call: an empty
+/// buffer takes the bridge's when it joins.
+///
+/// Errors: [`TF_SHM_INVALID_HANDLE`], [`TF_SHM_NULL_ARGUMENT`].
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_buffer_arena_cache_time(
+    buffer: tf_shm_buffer,
+    out: *mut i64,
+) -> tf_shm_status {
+    const F: &str = "tf_shm_buffer_arena_cache_time";
     with_buffer(F, buffer, |b| {
         *crate::out(F, "out", out)? = b.get_cache_length();
         Ok(())
@@ -601,18 +705,19 @@ fn lookup_into(
     time_ns: i64,
     out: &mut tf_shm_transform_stamped,
 ) -> Result<(), Fail> {
-    if e.ever_cleared.load(Ordering::Acquire) {
-        return lookup_cleared(e, target, source, time_ns, out);
+    if e.limited.load(Ordering::Acquire) {
+        return lookup_limited(e, target, source, time_ns, out);
     }
     let r = e.buffer.lookup_transform(target, source, time_ns)?;
     write_transform(out, r.stamp, &r.transform);
     Ok(())
 }
 
-/// [`lookup_into`] of a buffer that was cleared, kept out of the hot calls.
+/// [`lookup_into`] of a buffer that was cleared or given a cache time, kept out of the hot
+/// calls.
 #[cold]
 #[inline(never)]
-fn lookup_cleared(
+fn lookup_limited(
     e: &BufferEntry,
     target: &str,
     source: &str,
@@ -1042,7 +1147,7 @@ pub unsafe extern "C" fn tf_shm_pair_lookup(
 }
 
 /// The one body of the pair lookups (`out` checked by the caller). After a clear of the
-/// buffer, the pair's names answer through the clear ([`answer!`]).
+/// buffer or with a cache time, the pair's names answer through them ([`answer!`]).
 #[inline]
 fn pair_lookup_into(
     e: &BufferEntry,
@@ -1050,8 +1155,8 @@ fn pair_lookup_into(
     time_ns: i64,
     out: &mut tf_shm_transform_stamped,
 ) -> Result<(), Fail> {
-    if e.ever_cleared.load(Ordering::Acquire) {
-        return lookup_cleared(e, pair.target(), pair.source(), time_ns, out);
+    if e.limited.load(Ordering::Acquire) {
+        return lookup_limited(e, pair.target(), pair.source(), time_ns, out);
     }
     let (stamp, t) = e.buffer.lookup_pair(pair, time_ns)?;
     write_transform(out, stamp, &t);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <future>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -586,6 +587,143 @@ static void testClear(const char * dir)
   tf_shm_testkit_close(o);
 }
 
+// Lookups of a few pairs at `times` (beyond the grid's), through the interface and through a
+// FramePair of tf_shm.hpp, against tf2.
+static void testTimes(
+  const tf_shm::Tf2Buffer & ours, const tf2::BufferCore & ref, std::initializer_list<int64_t> times)
+{
+  const char * pairs[][2] = {{"odom", "base_link"}, {"map", "optical"}, {"base_link", "optical"},
+    {"optical", "map"}};
+  for (const auto & p : pairs) {
+    tf_shm::FramePair pair = ours.tfShm().pair(p[0], p[1]);
+    for (int64_t t : times) {
+      const Outcome a = run([&] {return ours.lookupTransform(p[0], p[1], tp(t));});
+      const Outcome b = run([&] {return ref.lookupTransform(p[0], p[1], tp(t));});
+      CHECK(sameOutcome(a, b), "lookupTransform(%s, %s, %lld): %s, tf2: %s", p[0], p[1],
+        (long long)t, show(a).c_str(), show(b).c_str());
+      std::string pa;
+      try {
+        const auto r = pair.lookupTransform(tf_shm::fromNs(t));
+        pa = std::to_string(r.stamp.time_since_epoch().count());
+      } catch (const tf_shm::TransformException & e) {
+        pa = e.what();
+      }
+      const std::string pb = b.threw ? b.what :
+        std::to_string(tf_shm::toNs(tf_shm::fromMsg(b.msg.header.stamp)));
+      CHECK(pa == pb, "pair %s %s at %lld: [%s], tf2 [%s]", p[0], p[1], (long long)t,
+        pa.c_str(), pb.c_str());
+    }
+  }
+}
+
+// A cache time (tf2::BufferCore(cache_time), tf2_ros::Buffer(clock, cache_time)): a Tf2Buffer
+// of 150 ms and a tf2::BufferCore of 150 ms fed the same transforms answer the grid alike
+// (samples older than the cache time before the second newest refused with tf2's extrapolation
+// texts, values equal elsewhere), also through pairs, the waits and waitForTransform's
+// handles, and after a clear() of both, before and after new data. Another buffer on the same
+// arena keeps the arena's history. A cache time longer than the arena's is accepted, reported
+// by getCacheLength(), and answers as the arena's.
+static void testCacheTime(const char * dir)
+{
+  const tf2::Duration cache = std::chrono::milliseconds(150);
+  TestOwner * o = tf_shm_testkit_serve(dir, "tf2cache", 0);
+  CHECK(o != nullptr, "serve");
+  if (!o) {return;}
+  tf2::BufferCore ref(cache);
+  Both b{o, &ref};
+  scenario_fill_with(bothSink, &b);
+  {
+    tf_shm::Tf2Buffer ours(cache, "tf2cache", 0), full("tf2cache", 0);
+    CHECK(ours.getCacheLength() == ref.getCacheLength(), "getCacheLength %lld, tf2 %lld",
+      (long long)ours.getCacheLength().count(), (long long)ref.getCacheLength().count());
+    CHECK(full.getCacheLength() == full.tfShm().arenaCacheTime() &&
+      ours.tfShm().arenaCacheTime() == full.getCacheLength(), "the other buffer: the arena's");
+    // The cache time matters here: tf2 pruned what the arena holds.
+    std::string err;
+    CHECK(full.canTransform("odom", "base_link", tp(T0 + 50 * MS)) &&
+      !ref.canTransform("odom", "base_link", tp(T0 + 50 * MS), &err) &&
+      err.find("extrapolation into the past") != std::string::npos, "tf2 pruned: '%s'",
+      err.c_str());
+    std::printf("test_tf2_buffer: cache time 150 ms:\n");
+    testGrid(ours, ref);
+    testTimes(ours, ref, {0, T0 + 100 * MS, T0 + 150 * MS, T0 + 199 * MS, T0 + 200 * MS,
+      T0 + 300 * MS});
+    CHECK(full.canTransform("odom", "base_link", tp(T0 + 50 * MS)), "the other buffer keeps all");
+
+    // The waits: the failure is the last check's, tf2's text.
+    std::string ea, eb;
+    CHECK(!ours.canTransform("odom", "base_link", tp(T0 + 50 * MS), 20ms, &ea) &&
+      !ref.canTransform("odom", "base_link", tp(T0 + 50 * MS), &eb) && ea == eb,
+      "timed canTransform '%s', tf2 '%s'", ea.c_str(), eb.c_str());
+    const Outcome wa = run([&] {
+          return ours.lookupTransform("map", "optical", tp(T0 + 60 * MS), 20ms);
+        });
+    const Outcome wb = run([&] {return ref.lookupTransform("map", "optical", tp(T0 + 60 * MS));});
+    CHECK(wa.threw && sameOutcome(wa, wb), "timed lookup %s, tf2 %s", show(wa).c_str(),
+      show(wb).c_str());
+    // waitForTransform's "too old" is tf2's, against the buffer's cache time.
+    auto nop = [](tf2::TransformableRequestHandle, const std::string &, const std::string &,
+        tf2::TimePoint, tf2::TransformableResult) {};
+    struct Case { const char * t, * s; int64_t time; };
+    const Case cases[] = {{"map", "optical", T0}, {"odom", "base_link", T0 + 50 * MS},
+      {"odom", "base_link", T0 + 250 * MS}, {"map", "optical", T0 + 99 * MS},
+      {"map", "optical", T0 + 100 * MS}, {"map", "optical", T0 + 260 * MS}};
+    int too_old = 0;
+    for (const Case & c : cases) {
+      Calls calls;
+      auto f = ours.waitForTransform(c.t, c.s, tp(c.time), 0ms, calls.cb());
+      const uint64_t rh = ref.addTransformableRequest(nop, c.t, c.s, tp(c.time));
+      const bool immediate = rh == 0 || rh == ~0ULL;
+      if (!immediate) {ref.cancelTransformableRequest(rh);}
+      too_old += rh == ~0ULL;
+      CHECK(immediate ? f.getHandle() == rh : (f.getHandle() != 0 && f.getHandle() != ~0ULL),
+        "waitForTransform(%s, %s, %lld) handle %llu, tf2's %llu", c.t, c.s, (long long)c.time,
+        (unsigned long long)f.getHandle(), (unsigned long long)rh);
+      CHECK(waitFor(calls.n, 1, 2000ms), "waitForTransform(%s, %s) completes", c.t, c.s);
+    }
+    CHECK(too_old == 3, "three requests too old for tf2's cache time: %d", too_old);
+
+    // clear() and the cache time together.
+    ours.clear();
+    ref.clear();
+    std::printf("test_tf2_buffer: cache time 150 ms, after clear():\n");
+    testGrid(ours, ref, "");
+    for (int i = 0; i < 5; i++) {
+      both(b, "odom", "base_link", T0 + (500 + 100 * i) * MS, 0.3 * i, 0.1 * i, 0);
+      both(b, "camera", "optical", T0 + (550 + 100 * i) * MS, 0.02 * i, 0.2 * i, 0);
+    }
+    std::printf("test_tf2_buffer: cache time 150 ms, after clear() and new data:\n");
+    testGrid(ours, ref, "");
+    testTimes(ours, ref, {0, T0 + 550 * MS, T0 + 650 * MS, T0 + 700 * MS, T0 + 750 * MS,
+      T0 + 850 * MS, T0 + 900 * MS});
+    CHECK(!ref.canTransform("odom", "base_link", tp(T0 + 600 * MS)) &&
+      full.canTransform("odom", "base_link", tp(T0 + 600 * MS)), "pruned after the clear too");
+  }
+  tf_shm_testkit_close(o);
+
+  // Longer than the arena's (200 ms here): accepted, getCacheLength() says it, answers are the
+  // arena's, i.e. a tf2 buffer of the arena's cache time.
+  const tf2::Duration arena = std::chrono::milliseconds(200);
+  o = tf_shm_testkit_serve(dir, "tf2cachelong", arena.count());
+  CHECK(o != nullptr, "serve");
+  if (!o) {return;}
+  tf2::BufferCore short_ref(arena);
+  Both s{o, &short_ref};
+  scenario_fill_with(bothSink, &s);
+  {
+    tf_shm::Tf2Buffer longer(std::chrono::seconds(1), "tf2cachelong", 0);
+    CHECK(longer.getCacheLength() == std::chrono::seconds(1) &&
+      longer.tfShm().arenaCacheTime() == arena, "getCacheLength %lld, arena %lld",
+      (long long)longer.getCacheLength().count(),
+      (long long)longer.tfShm().arenaCacheTime().count());
+    std::printf("test_tf2_buffer: cache time 1 s on an arena of 200 ms:\n");
+    testGrid(longer, short_ref);
+    testTimes(longer, short_ref, {0, T0 + 100 * MS, T0 + 150 * MS, T0 + 199 * MS,
+      T0 + 200 * MS, T0 + 300 * MS});
+  }
+  tf_shm_testkit_close(o);
+}
+
 int main()
 {
   char dir[] = "/tmp/tf_shm_tf2_buffer_test.XXXXXX";
@@ -606,6 +744,7 @@ int main()
   testBeforeBridge(dir);
   testRequireBridge();
   testClear(dir);
+  testCacheTime(dir);
   tf_shm_testkit_close(owner);
   const std::string cmd = std::string("rm -rf '") + dir + "'";
   if (std::system(cmd.c_str()) != 0) {std::fprintf(stderr, "could not remove %s\n", dir);}
