@@ -1,13 +1,14 @@
-//! From the middleware to the writer on one thread, with no drop point short of the QoS depth.
+//! From the middleware to the writer with no hop between threads and no drop point short of
+//! the QoS depth.
 //!
-//! The intake thread spins the node and, right after every `spin_once`, empties both
-//! subscriptions' streams and writes what they held. r2r 0.9.7 hands each message it takes
-//! (`rcl_take_serialized_message`, one per subscription per `spin_once`) to the subscription's
-//! stream through a channel of 10 with `try_send`, and drops what does not fit; emptied after
-//! every spin, a channel never holds more than the one message just taken, so nothing is
-//! dropped there, and a burst waits in the DDS reader's history (up to the QoS depth) until
-//! taken. Messages come serialized and are read in place (`tf_cdr`): no owned copy of a message
-//! is built, and no other thread is woken per message.
+//! Each subscription (r2r's `subscribe_raw_on_message`) is served by rmw's new-message callback:
+//! on the middleware thread that delivered a message, every message waiting in the DDS
+//! reader's history is taken serialized (`rcl_take_serialized_message` until it finds none),
+//! read in place (`tf_cdr`) and written under the bridge's one lock (`Shared` in `main.rs`),
+//! before that thread goes back to receiving. So no thread is woken per message, no wait set
+//! is built and no copy of a message is made; a burst waits in the reader's history (up to the
+//! QoS depth) until taken, so nothing is dropped below it. The intake thread spins the node
+//! for its services (parameters, `tf2_frames`) and `/clock`, and does the periodic work.
 //!
 //! What the middleware itself drops (more messages waiting than the QoS depth, or a KEEP_LAST
 //! writer replacing a sample this reader had not acknowledged) never reaches r2r. It is

@@ -3,6 +3,7 @@
 //! processes as rendezvous owner. r2r glue only: the behaviour lives in `tf_shm`.
 
 mod clock;
+mod dds_profile;
 mod frames_service;
 mod ingest;
 mod intake;
@@ -17,11 +18,10 @@ mod tf_cdr;
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use futures::{FutureExt, Stream, StreamExt};
 use r2r::{MessageInfo, ParameterValue, QosProfile};
 use tf_shm::{Owner, Serve};
 
@@ -108,16 +108,90 @@ fn open_arena(s: &Settings, log: &RendezvousLog) -> Result<Owner, String> {
     open.serve().map_err(|e| e.to_string())
 }
 
-/// Everything the intake thread owns: the node, its subscriptions, the arena and the
-/// bookkeeping around them.
-struct Intake<S> {
+/// What the subscriptions' callbacks (on the middleware's threads, as messages arrive) and the
+/// intake thread's ticks share.
+struct Shared {
+    /// Taken when the bridge stops (after the callbacks are stopped).
+    owner: Option<Owner>,
+    ingest: Ingest,
+    losses: Losses,
+    tf_gaps: Gaps,
+    static_gaps: Gaps,
+    readiness: Readiness,
     timeline: Timeline,
-    node: r2r::Node,
-    tf: S,
-    tf_static: S,
-    settings: Settings,
+    jumps: JumpDetector,
+    clock: Arc<Mutex<r2r::Clock>>,
     use_sim_time: bool,
-    owner: Owner,
+}
+
+impl Shared {
+    fn owner(&mut self) -> &mut Owner {
+        self.owner
+            .as_mut()
+            .expect("the arena is released only after the callbacks stop")
+    }
+
+    /// Marks a phase; logs the timeline once both topics have delivered.
+    fn mark(&mut self, phase: Phase) {
+        if self.timeline.mark(phase)
+            && self.timeline.has(Phase::FirstTf)
+            && self.timeline.has(Phase::FirstStatic)
+        {
+            tracing::info!("start-up: {}", self.timeline.line());
+        }
+    }
+
+    /// One message taken from a subscription: counted, written, and after a `/tf` one the
+    /// clock checked for a jump.
+    fn on_message(&mut self, bytes: &[u8], info: &MessageInfo, is_static: bool) {
+        let gaps = if is_static {
+            &mut self.static_gaps
+        } else {
+            &mut self.tf_gaps
+        };
+        self.losses.observe(gaps, info);
+        let Some(owner) = self.owner.as_mut() else {
+            return;
+        };
+        if ingest_message(owner, &mut self.ingest, &mut self.losses, bytes, is_static) {
+            self.readiness.received(is_static, Instant::now());
+            self.mark(if is_static {
+                Phase::FirstStatic
+            } else {
+                Phase::FirstTf
+            });
+            if !is_static {
+                self.check_clock();
+            }
+        }
+    }
+
+    /// A backward jump of the ROS clock (or a change of its source) clears the dynamic
+    /// history, as tf2_ros's listener does.
+    fn check_clock(&mut self) {
+        let Some(t) = ros_now(&self.clock) else {
+            return;
+        };
+        let what = match self.jumps.observe(t, self.use_sim_time) {
+            Some(Jump::Backward(_)) => "Detected jump back in time. Clearing TF buffer.",
+            Some(Jump::SourceChanged) => "Detected time source change. Clearing TF buffer.",
+            None => return,
+        };
+        tracing::warn!("{what}");
+        self.owner().writer().clear();
+    }
+}
+
+fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Everything the intake thread owns: the node (its services and graph queries), the shared
+/// state the subscriptions write through, and the bookkeeping around them.
+struct Intake {
+    node: r2r::Node,
+    shared: Arc<Mutex<Shared>>,
+    settings: Settings,
     rendezvous_log: RendezvousLog,
 }
 
@@ -159,69 +233,16 @@ fn ingest_message(
     true
 }
 
-fn ros_now(clock: &std::sync::Mutex<r2r::Clock>) -> Option<i64> {
+fn ros_now(clock: &Mutex<r2r::Clock>) -> Option<i64> {
     let mut c = clock.lock().ok()?;
     c.get_now().ok().map(|d| d.as_nanos() as i64)
 }
 
-impl<S> Intake<S>
-where
-    S: Stream<Item = (Vec<u8>, MessageInfo)> + Unpin,
-{
-    /// Marks a phase; logs the timeline once both topics have delivered.
-    fn mark(&mut self, phase: Phase) {
-        if self.timeline.mark(phase)
-            && self.timeline.has(Phase::FirstTf)
-            && self.timeline.has(Phase::FirstStatic)
-        {
-            tracing::info!("start-up: {}", self.timeline.line());
-        }
-    }
-
-    /// Takes and writes every message waiting on one topic's subscription (the DDS reader's
-    /// history, not just one per spin); returns whether one was a TFMessage.
-    fn drain(
-        &mut self,
-        is_static: bool,
-        gaps: &mut Gaps,
-        ingest: &mut Ingest,
-        losses: &mut Losses,
-        readiness: &mut Readiness,
-    ) -> bool {
-        let mut any = false;
-        loop {
-            let stream = if is_static {
-                &mut self.tf_static
-            } else {
-                &mut self.tf
-            };
-            let Some(Some((bytes, info))) = stream.next().now_or_never() else {
-                return any;
-            };
-            losses.observe(gaps, &info);
-            if ingest_message(&mut self.owner, ingest, losses, &bytes, is_static) {
-                readiness.received(is_static, Instant::now());
-                if !any {
-                    self.mark(if is_static {
-                        Phase::FirstStatic
-                    } else {
-                        Phase::FirstTf
-                    });
-                }
-                any = true;
-            }
-        }
-    }
-
-    /// Spins, takes and writes until `stop`; then stops serving and releases the arena.
+impl Intake {
+    /// Spins the node (services, graph, /clock) and does the periodic work until `stop`; then
+    /// stops the subscriptions' callbacks, stops serving and releases the arena.
     fn run(mut self, stop: &AtomicBool) {
-        let clock = self.node.get_ros_clock();
-        let mut readiness = Readiness::new(Instant::now());
         let mut ready = false;
-        let mut jumps = JumpDetector::default();
-        let mut ingest = Ingest::default();
-        let mut losses = Losses::default();
-        let (mut tf_gaps, mut static_gaps) = (Gaps::default(), Gaps::default());
         let mut lost_reported = 0u64;
         let mut sequence_note = false;
         let mut lost_log = RateLimiter::<()>::new(Duration::from_secs(10), 1, 1);
@@ -232,48 +253,38 @@ where
         let mut static_publishers = None;
         while !stop.load(Ordering::Relaxed) {
             let mut wait = next_tick.saturating_duration_since(Instant::now());
-            if !ready
-                && !self.timeline.has(Phase::TfPublisherSeen)
-                && !self.timeline.has(Phase::FirstTf)
-            {
+            let watching = !ready && {
+                let s = lock(&self.shared);
+                !s.timeline.has(Phase::TfPublisherSeen) && !s.timeline.has(Phase::FirstTf)
+            };
+            if watching {
                 // Start-up: the graph is watched for the first /tf publisher, at most once per
                 // period (until it is seen, a message came or the arena is ready: a graph query
-                // costs more than taking a message, and a burst takes one per spin).
+                // costs more than taking a message).
                 wait = wait.min(STARTUP_GRAPH_PERIOD);
                 if startup_graph_at.elapsed() >= STARTUP_GRAPH_PERIOD {
                     startup_graph_at = Instant::now();
                     let topic = &self.settings.tf_topic;
                     let seen = self.node.get_publishers_info_by_topic(topic, false);
                     if seen.is_ok_and(|p| !p.is_empty()) {
-                        self.timeline.mark(Phase::TfPublisherSeen);
+                        lock(&self.shared).timeline.mark(Phase::TfPublisherSeen);
                     }
                 }
             }
+            // The subscriptions are in no wait set: their messages are written on the
+            // middleware's threads as they arrive. This waits on the node's services (and
+            // /clock) only.
             self.node.spin_once(wait);
-            let check_tf = self.drain(
-                false,
-                &mut tf_gaps,
-                &mut ingest,
-                &mut losses,
-                &mut readiness,
-            );
-            self.drain(
-                true,
-                &mut static_gaps,
-                &mut ingest,
-                &mut losses,
-                &mut readiness,
-            );
-            let mut check_clock = check_tf;
             let now = Instant::now();
+            let mut s = lock(&self.shared);
             if now >= next_tick {
                 next_tick = now + TICK;
-                check_clock = true;
-                ingest.report_held_back();
+                s.check_clock();
+                s.ingest.report_held_back();
                 self.rendezvous_log.flush();
-                let lost = losses.total();
+                let lost = s.losses.total();
                 if lost > lost_reported {
-                    self.owner.writer().set_messages_lost(lost);
+                    s.owner().writer().set_messages_lost(lost);
                     // Once per period at most; the next line carries the running totals.
                     if lost_log.check((), now).is_some() {
                         tracing::warn!(
@@ -283,13 +294,13 @@ where
                              in plain CDR)",
                             lost,
                             lost - lost_reported,
-                            losses.middleware,
-                            losses.malformed,
+                            s.losses.middleware,
+                            s.losses.malformed,
                         );
                         lost_reported = lost;
                     }
                 }
-                if !sequence_note && !losses.sequence_numbers {
+                if !sequence_note && !s.losses.sequence_numbers {
                     sequence_note = true;
                     tracing::info!(
                         "the middleware reports no publication sequence numbers: messages it \
@@ -305,51 +316,68 @@ where
                         static_publishers = Some(p.len());
                     }
                 }
-                ready = readiness.check(now, static_publishers);
+                ready = s.readiness.check(now, static_publishers);
                 if ready {
-                    self.owner.writer().declare_ready();
+                    s.owner().writer().declare_ready();
                     tracing::info!("arena ready: consumers of an earlier arena switch to it now");
-                }
-            }
-            if check_clock {
-                if let Some(t) = ros_now(&clock) {
-                    match jumps.observe(t, self.use_sim_time) {
-                        Some(Jump::Backward(_)) => {
-                            tracing::warn!("Detected jump back in time. Clearing TF buffer.");
-                            self.owner.writer().clear();
-                        }
-                        Some(Jump::SourceChanged) => {
-                            tracing::warn!("Detected time source change. Clearing TF buffer.");
-                            self.owner.writer().clear();
-                        }
-                        None => {}
-                    }
                 }
             }
             if now.duration_since(summary_at) >= Duration::from_secs(60) {
                 summary_at = now;
-                let c = ingest.counts;
+                let c = s.ingest.counts;
+                let frames = s.owner().view().frames_created();
                 tracing::info!(
                     "{} frames; {} samples stored, {} duplicates, {} refused, {} with history \
                      cut, {} messages lost",
-                    self.owner.view().frames_created(),
+                    frames,
                     c.stored,
                     c.duplicates,
                     c.refused,
                     c.history_cut,
-                    losses.total()
+                    s.losses.total()
                 );
             }
         }
-        // Stop serving first, then release ownership and unlink (Owner's drop order); the node
-        // goes after the arena.
-        drop(self.owner);
+        // No callback writes after this; then stop serving, release ownership and unlink
+        // (Owner's drop order); the node goes after the arena.
+        self.node.stop_on_message();
+        let owner = lock(&self.shared).owner.take();
+        drop(owner);
     }
 }
 
 /// How often the graph is asked for /tf's publishers at start-up, until one is seen (the
 /// start-up timeline's discovery phase).
 const STARTUP_GRAPH_PERIOD: Duration = Duration::from_millis(10);
+
+/// Gives the bridge's DDS participant its own profile (`dds_profile`), before rcl creates it.
+fn dds_profile(cli: &Cli) -> Result<dds_profile::Applied, String> {
+    let ids = match &cli.dds_participant_ids {
+        Some(s) => dds_profile::parse_ids(s)?,
+        None => Some(dds_profile::DEFAULT_IDS),
+    };
+    // The runtime dir as the arena's rendezvous resolves it (name and domain do not matter).
+    let runtime_dir = match Serve::new(Default::default())
+        .name("default")
+        .domain(0)
+        .location()
+    {
+        Ok(l) => l.runtime_dir,
+        Err(e) => {
+            return Ok(dds_profile::Applied::Skipped(format!(
+                "no runtime dir ({e})"
+            )))
+        }
+    };
+    let applied = dds_profile::apply(ids, &runtime_dir, &dds_profile::ProcessEnv)?;
+    if let dds_profile::Applied::Profile { path, .. } = &applied {
+        // Read by Fast DDS in this process only. The process has one thread here (tokio's
+        // current-thread runtime and its signal watch start none), so nothing reads the
+        // environment while it changes.
+        std::env::set_var("FASTRTPS_DEFAULT_PROFILES_FILE", path);
+    }
+    Ok(applied)
+}
 
 /// The registered type of both topics (a raw subscription names its type).
 const TF_MESSAGE_TYPE: &str = "tf2_msgs/msg/TFMessage";
@@ -362,20 +390,32 @@ async fn run(cli: Cli, mut timeline: Timeline) -> Result<(), String> {
         signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch SIGINT: {e}"))?;
     let mut sigterm =
         signal(SignalKind::terminate()).map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
+    let dds = dds_profile(&cli)?;
     let ctx = r2r::Context::create().map_err(|e| format!("cannot initialise ROS: {e}"))?;
     timeline.mark(Phase::Context);
     let mut node = r2r::Node::create(ctx, "tf_shm_bridge", "")
         .map_err(|e| format!("cannot create node tf_shm_bridge: {e}"))?;
     timeline.mark(Phase::Node);
+    dds.participant_created();
     logging::init(&mut node)?;
     let ros = ros_params(&node);
     let settings = params::resolve(&cli, &ros)?;
     apply_log_level(&node, &settings)?;
+    tracing::info!("{}", dds.describe());
+    if ros.contains_key("dds_participant_ids") {
+        tracing::warn!(
+            "parameter dds_participant_ids has no effect: the DDS participant exists before \
+             parameters are read; give --dds-participant-ids on the command line"
+        );
+    }
     let use_sim_time = matches!(ros.get("use_sim_time"), Some(Param::Bool(true)));
 
     let rendezvous_log = RendezvousLog::default();
     let owner = open_arena(&settings, &rendezvous_log)?;
     timeline.mark(Phase::Arena);
+    if let Err(e) = dds.remember() {
+        tracing::warn!("{e}: the next bridge may take this one's DDS participant id");
+    }
     let stats = owner.view().stats();
     tracing::info!(
         "serving arena {} ({} MiB, {} frames max, cache time {} s, pool {} MiB) on {}",
@@ -409,23 +449,35 @@ async fn run(cli: Cli, mut timeline: Timeline) -> Result<(), String> {
         .keep_last(settings.tf_static_depth as usize)
         .reliable()
         .transient_local();
-    let tf = node
-        .subscribe_raw_with_info(&settings.tf_topic, TF_MESSAGE_TYPE, tf_qos)
-        .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_topic))?;
-    let tf_static = node
-        .subscribe_raw_with_info(&settings.tf_static_topic, TF_MESSAGE_TYPE, static_qos)
-        .map_err(|e| format!("cannot subscribe {}: {e}", settings.tf_static_topic))?;
     let frames = frames_service::create(&mut node)?;
     tokio::spawn(frames_service::serve(frames, owner.view().clone()));
-    timeline.mark(Phase::Subscribed);
-    let intake = Intake {
+    let shared = Arc::new(Mutex::new(Shared {
+        owner: Some(owner),
+        ingest: Ingest::default(),
+        losses: Losses::default(),
+        tf_gaps: Gaps::default(),
+        static_gaps: Gaps::default(),
+        readiness: Readiness::new(Instant::now()),
         timeline,
-        node,
-        tf,
-        tf_static,
-        settings,
+        jumps: JumpDetector::default(),
+        clock: node.get_ros_clock(),
         use_sim_time,
-        owner,
+    }));
+    for (topic, qos, is_static) in [
+        (&settings.tf_topic, tf_qos, false),
+        (&settings.tf_static_topic, static_qos, true),
+    ] {
+        let shared = shared.clone();
+        node.subscribe_raw_on_message(topic, TF_MESSAGE_TYPE, qos, move |bytes, info| {
+            lock(&shared).on_message(bytes, &info, is_static)
+        })
+        .map_err(|e| format!("cannot subscribe {topic}: {e}"))?;
+    }
+    lock(&shared).timeline.mark(Phase::Subscribed);
+    let intake = Intake {
+        node,
+        shared,
+        settings,
         rendezvous_log,
     };
     let stop = Arc::new(AtomicBool::new(false));

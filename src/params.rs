@@ -17,7 +17,8 @@ ROS arguments (after --ros-args, as `ros2 run` and `ros2 launch` pass them):
   -r __ns:=/robot1           Namespace (the node's logger becomes robot1.tf_shm_bridge)
   -r __node:=NAME            Node name
 
-Parameters: each option above with underscores (cache_time, arena_name, ...), and
+Parameters: each option above with underscores (cache_time, arena_name, ...) but
+--dds-participant-ids (the DDS participant exists before parameters are read), and
   use_sim_time               Follow /clock (simulation, bag replay) [default: false]; a backward
                              jump of the ROS clock clears the dynamic history, as tf2_ros does
 An option given on the command line wins over the parameter of the same name.
@@ -30,8 +31,9 @@ Example:
 
 /// Serve /tf and /tf_static to every local process through a shared-memory arena.
 ///
-/// ROS arguments go after `--ros-args` as usual; every option below is also a ROS parameter of
-/// the same name with underscores (e.g. `cache_time`), which the command line overrides.
+/// ROS arguments go after `--ros-args` as usual; every option below but
+/// `--dds-participant-ids` is also a ROS parameter of the same name with underscores (e.g.
+/// `cache_time`), which the command line overrides.
 #[derive(Parser, Debug, Default)]
 #[command(name = "tf_shm_bridge", version, about, long_about = None, after_help = ROS_HELP)]
 pub struct Cli {
@@ -72,6 +74,15 @@ pub struct Cli {
     /// --log-level, which decides when this is unset. [default: unset]
     #[arg(long)]
     pub log_level: Option<String>,
+    /// Fast DDS participant ids a restarted bridge rotates through (FIRST-LAST, one id, or
+    /// off), so it never takes the id and ports of a predecessor that publishers still hold:
+    /// fresh data within milliseconds of seeing a publisher instead of seconds. Applied
+    /// through a Fast DDS profile for the bridge's own participant, written to its runtime dir
+    /// (also 20 initial announcements 50 ms apart); skipped when FASTRTPS_DEFAULT_PROFILES_FILE
+    /// is set or the middleware is not Fast DDS. Command line only: it applies before the
+    /// node, and with it its ROS parameters, exists. [default: 20-27]
+    #[arg(long, value_name = "IDS")]
+    pub dds_participant_ids: Option<String>,
 }
 
 /// Resolved settings.

@@ -120,9 +120,11 @@ def test_a_hundred_tf_messages_back_to_back_all_stored(run, busy_cores):
 
 
 def test_messages_the_middleware_drops_are_counted(run):
-    """A bridge stopped (SIGSTOP) while 300 messages are published back to back can take only
-    the last QoS-depth of them afterwards; every other one is counted as lost, none silently."""
-    n = 300
+    """A bridge stopped (SIGSTOP) while 3000 messages are published back to back cannot get them
+    all afterwards (more than the publisher's history and Fast DDS's shared-memory transport
+    hold for it: the bridge takes each message as it is delivered, so with 300 none is lost);
+    every one missing is counted as lost, none silently."""
+    n = 3000
     bridge = run.bridge()
     wait_for(
         "the bridge's arena", lambda: run.check_alive(bridge) or tree(run) is not None, 30, run
@@ -164,11 +166,13 @@ def test_messages_the_middleware_drops_are_counted(run):
     )
     check = doctor(run)["INTAKE"]
     assert check["status"] == "fail" and check["verdict"].startswith(f"{lost} messages lost"), check
-    # The bridge said so at warn, with the middleware's share.
-    text = Path(bridge.log).read_text()
-    assert re.search(
-        rf"{lost} messages lost so far .*{lost} not delivered by the middleware", text
-    ), text[-3000:]
+    # The bridge said so at warn, with the middleware's share (the warning is rate-limited to
+    # one per 10 s, with running totals: the final count may come in the next one).
+    said = rf"{lost} messages lost so far .*{lost} not delivered by the middleware"
+    deadline = time.monotonic() + 15
+    while not re.search(said, text := Path(bridge.log).read_text()):
+        assert time.monotonic() < deadline, text[-3000:]
+        time.sleep(0.3)
 
 
 def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):

@@ -65,6 +65,8 @@ pub struct Node {
     // time source that provides simulated time
     #[cfg(r2r__rosgraph_msgs__msg__Clock)]
     time_source: TimeSource,
+    // subscriptions served by rmw's new-message callback (`subscribe_raw_on_message`)
+    on_message: Vec<Box<CallbackRawSubscriber>>,
 }
 
 unsafe impl Send for Node {}
@@ -225,6 +227,7 @@ impl Node {
                 ros_clock,
                 #[cfg(r2r__rosgraph_msgs__msg__Clock)]
                 time_source,
+                on_message: Vec::new(),
             };
             node.load_params()?;
             Ok(node)
@@ -720,6 +723,57 @@ impl Node {
         };
         self.subscribers.push(Box::new(ws));
         Ok(receiver)
+    }
+
+    /// Subscribe to a ROS topic, handing each message serialized, borrowed in place, with its
+    /// info, to `f` on the middleware's own thread as it arrives (rmw's new-message callback;
+    /// messages already waiting when it is set go to `f` at once, in this thread). The
+    /// subscription is in no wait set of [`Node::spin_once`]. `f` runs on whichever middleware
+    /// thread delivered, one call at a time per subscription; until
+    /// [`Node::stop_on_message`] or the node's drop.
+    pub fn subscribe_raw_on_message(
+        &mut self, topic: &str, topic_type: &str, qos_profile: QosProfile,
+        f: impl FnMut(&[u8], MessageInfo) + Send + 'static,
+    ) -> Result<()> {
+        let msg = WrappedNativeMsgUntyped::new_from(topic_type)?;
+        let mut msg_buf: rcl_serialized_message_t =
+            unsafe { rcutils_get_zero_initialized_uint8_array() };
+        let ret = unsafe {
+            rcutils_uint8_array_init(
+                &mut msg_buf as *mut rcl_serialized_message_t,
+                0,
+                &rcutils_get_default_allocator(),
+            )
+        };
+        if ret != RCL_RET_OK as i32 {
+            return Err(Error::from_rcl_error(ret));
+        }
+        let rcl_handle =
+            create_subscription_helper(self.node_handle.as_mut(), topic, msg.ts, qos_profile)?;
+        let sub = Box::new(CallbackRawSubscriber::new(rcl_handle, msg_buf, Box::new(f)));
+        let user_data = &*sub as *const CallbackRawSubscriber as *const std::ffi::c_void;
+        // In the list before the callback is set: the box's address stays as it moves.
+        self.on_message.push(sub);
+        let sub = self.on_message.last().expect("just pushed");
+        let ret = unsafe {
+            rcl_subscription_set_on_new_message_callback(
+                &sub.rcl_handle,
+                Some(on_new_message),
+                user_data,
+            )
+        };
+        if ret != RCL_RET_OK as i32 {
+            return Err(Error::from_rcl_error(ret));
+        }
+        Ok(())
+    }
+
+    /// Stops every `subscribe_raw_on_message` callback: once this returns none is running and
+    /// none is called again (the subscriptions stay until the node is dropped).
+    pub fn stop_on_message(&mut self) {
+        for s in &self.on_message {
+            s.stop();
+        }
     }
 
     /// Subscribe to a ROS topic.
@@ -1731,6 +1785,9 @@ impl Drop for Node {
         let _ctx_handle = self.context.context_handle.lock().unwrap();
 
         for s in &mut self.subscribers {
+            s.destroy(&mut self.node_handle);
+        }
+        for s in &mut self.on_message {
             s.destroy(&mut self.node_handle);
         }
         for c in &mut self.clients {

@@ -203,6 +203,84 @@ impl Subscriber_ for RawInfoSubscriber {
     }
 }
 
+/// A serialized subscription whose messages go to a closure on the middleware's own thread as
+/// they arrive (`Node::subscribe_raw_on_message`): rmw's new-message callback takes every
+/// waiting message, each borrowed in place, so no wait set, stream or other thread is involved.
+pub struct CallbackRawSubscriber {
+    pub rcl_handle: rcl_subscription_t,
+    inner: std::sync::Mutex<CallbackInner>,
+}
+
+struct CallbackInner {
+    msg_buf: rcl_serialized_message_t,
+    f: Box<dyn FnMut(&[u8], MessageInfo) + Send>,
+}
+
+// The buffer's pointer is owned by this subscription and used under the mutex only.
+unsafe impl Send for CallbackInner {}
+
+impl CallbackRawSubscriber {
+    pub fn new(
+        rcl_handle: rcl_subscription_t, msg_buf: rcl_serialized_message_t,
+        f: Box<dyn FnMut(&[u8], MessageInfo) + Send>,
+    ) -> CallbackRawSubscriber {
+        CallbackRawSubscriber {
+            rcl_handle,
+            inner: std::sync::Mutex::new(CallbackInner { msg_buf, f }),
+        }
+    }
+
+    /// Hands every waiting message to the closure (one caller at a time).
+    pub fn drain(&self) {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let CallbackInner { msg_buf, f } = &mut *inner;
+        loop {
+            let mut msg_info = unsafe { rmw_get_zero_initialized_message_info() };
+            let ret = unsafe {
+                rcl_take_serialized_message(
+                    &self.rcl_handle,
+                    msg_buf as *mut rcl_serialized_message_t,
+                    &mut msg_info,
+                    std::ptr::null_mut(),
+                )
+            };
+            if ret != RCL_RET_OK as i32 {
+                return;
+            }
+            let bytes: &[u8] = if msg_buf.buffer.is_null() {
+                &[]
+            } else {
+                unsafe { std::slice::from_raw_parts(msg_buf.buffer, msg_buf.buffer_length) }
+            };
+            f(bytes, MessageInfo::from_rmw(&msg_info));
+        }
+    }
+
+    /// Stops the callbacks: once this returns, the closure is not running and is not called
+    /// again (rmw holds its callback lock while calling; the drain lock covers the rest).
+    pub fn stop(&self) {
+        unsafe {
+            rcl_subscription_set_on_new_message_callback(&self.rcl_handle, None, std::ptr::null());
+        }
+        drop(self.inner.lock());
+    }
+
+    pub fn destroy(&mut self, node: &mut rcl_node_t) {
+        self.stop();
+        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        unsafe {
+            rcl_subscription_fini(&mut self.rcl_handle, node);
+            rcutils_uint8_array_fini(&mut inner.msg_buf as *mut rcl_serialized_message_t);
+        }
+    }
+}
+
+/// rmw's new-message callback: `user_data` is the boxed [`CallbackRawSubscriber`].
+pub extern "C" fn on_new_message(user_data: *const std::ffi::c_void, _number_of_events: usize) {
+    let sub = unsafe { &*(user_data as *const CallbackRawSubscriber) };
+    sub.drain();
+}
+
 impl<T: 'static> Subscriber_ for NativeSubscriber<T>
 where
     T: WrappedTypesupport,
