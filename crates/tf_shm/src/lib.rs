@@ -58,7 +58,7 @@ pub mod view;
 pub mod walk;
 mod writer;
 
-pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, SharedArena};
+pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError};
 pub use buffer::{Buffer, BufferStore};
 pub use cache_limit::{CacheLimited, ClearMark};
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
@@ -71,7 +71,7 @@ pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 pub use sync::set_read_deadline_for_tests;
 pub use velocity::Velocity;
 pub use view::{ArenaView, FrameHistory};
-pub use writer::{ArenaWriter, CapacityError, SetTransformError, WriteStatus};
+pub use writer::{ArenaWriter, CapacityError, SetTransformError, SharedArena, WriteStatus};
 
 /// Joins the arena of this process's ROS domain and maps it read-only: `Join::new().open()`.
 ///
