@@ -18,8 +18,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The buffer survives bridge restarts by itself; see [`rendezvous`] for how it finds and
-//! follows the arena.
+//! The buffer survives bridge restarts by itself; see [`rendezvous`] for how it finds the
+//! arena and how it follows a restarted bridge.
 
 // unsafe lives in two modules only (the mapping, and the fcntl locks), each allowing it
 // explicitly; everywhere else it is an error.
@@ -33,8 +33,8 @@ pub mod cache_limit;
 pub mod chain;
 pub mod error;
 pub mod fast_path;
+mod follow;
 pub mod frames_dot;
-pub mod handover_store;
 pub mod history;
 pub mod inspect;
 #[cfg(test)]
@@ -59,9 +59,10 @@ pub mod walk;
 mod writer;
 
 pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError};
-pub use buffer::{Buffer, BufferStore};
+pub use buffer::Buffer;
 pub use cache_limit::{CacheLimited, ClearMark};
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
+pub use follow::{handover_store, BufferStore};
 pub use pair::FramePair;
 pub use queries::BufferCore;
 pub use rendezvous::{Join, JoinError, LocationError, Owner, Serve, ServeError};

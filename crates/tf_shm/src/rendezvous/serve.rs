@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 
 use super::discovery::{self, Location, Overrides};
+use super::join::{process_name, RETRY};
 use super::lockfile::{process_start_time, LockFile, Record};
-use super::open::{process_name, RETRY};
 use super::participants::{participants, Participants};
 use super::server::{ServedArena, Server, ServerConfig, ServerStats};
 use super::wire::Mode;
