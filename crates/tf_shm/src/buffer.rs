@@ -1,12 +1,12 @@
 //! [`Buffer`]: a consumer's handle on the arena of its domain, which outlives the bridge.
 //!
 //! Lookups read the current store through an [`arc_swap::ArcSwap`]: one atomic load, no
-//! allocation, no lock, no syscall. The re-attach loop (`rendezvous::reattach`) follows the
+//! allocation, no lock, no syscall. The re-attach loop ([`crate::follow`]) follows the
 //! owner: when it dies the mapping the buffer has keeps answering (its history stays valid,
 //! newer times extrapolate as tf2 would); once a new arena is joined, the buffer answers from
 //! the old and the new arena together ([`crate::handover_store`]: the new arena's data as soon
 //! as it has any, the old arena's for what it does not have yet), and waits wake on the new
-//! arena's writes; when the new arena is ready (see `rendezvous::handover`) it is swapped in
+//! arena's writes; when the new arena is ready (the swap rule, `follow::handover`) it is swapped in
 //! alone and [`Buffer::arena_swaps`] goes up. A lookup in flight keeps the mappings it started
 //! with alive until it returns, so no answer is torn or dangling.
 
@@ -19,14 +19,13 @@ use rustix::event::{PollFd, PollFlags};
 
 use crate::arena::{notify, ArenaIdentity};
 use crate::error::{ArenaError, TransformError};
-use crate::handover_store::HandoverStore;
+use crate::follow::{BufferStore, Follower};
 use crate::pair::FramePair;
 use crate::queries::BufferCore;
-use crate::rendezvous::open::{Attachment, JoinSpec};
-use crate::rendezvous::reattach::Follower;
-use crate::rendezvous::{JoinError, Location};
-use crate::sample::{FrameId, Transform, TransformStamped};
-use crate::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
+use crate::rendezvous::join::{join, Attachment, JoinSpec, RETRY};
+use crate::rendezvous::{Join, JoinError, Location};
+use crate::sample::{Transform, TransformStamped};
+use crate::store::FrameStore;
 use crate::view::ArenaView;
 
 /// Longest single sleep of a waiting call: bounds how late a wait notices an arena swap that
@@ -355,169 +354,55 @@ impl BufferCore for Buffer {
     }
 }
 
-/// What a [`Buffer`] answers from: its arena; or, while it holds its old arena after a bridge
-/// restart, the old and the new arena together ([`HandoverStore`]: fresh data from the new
-/// arena as soon as it has it, everything else from the old one).
-pub struct BufferStore {
-    /// The attachment's view, inline: the normal path reads it with no further indirection.
-    view: ArenaView,
-    att: Arc<Attachment>,
-    held: Option<Held>,
-}
-
-/// The new arena joined while the old one is held.
-struct Held {
-    store: HandoverStore,
-    att: Arc<Attachment>,
-}
-
-impl Held {
-    /// A pair's lookup during a hold: by its names, through the handover store (kept out of
-    /// line: the normal path must not pay for it).
-    #[cold]
-    #[inline(never)]
-    fn lookup_pair(&self, pair: &FramePair, time: i64) -> Result<(i64, Transform), TransformError> {
-        self.store
-            .in_one_moment(|s| crate::pair::lookup_names(s, pair.target(), pair.source(), time))
-            .map(|t| (t.stamp, t.transform))
+/// The builder's ends that make a [`Buffer`]; the builder and the join itself are the
+/// rendezvous's (`rendezvous/join.rs`).
+impl Join {
+    /// Joins the arena served for this location and maps it read-only. Fails at once if
+    /// nobody serves it ([`JoinError::NotServing`]).
+    ///
+    /// Errors: [`JoinError`].
+    pub fn open(&self) -> Result<Buffer, JoinError> {
+        let spec = self.spec()?;
+        let att = join(&spec)?;
+        Buffer::start(att, spec)
     }
-}
 
-impl BufferStore {
-    /// Answering from `att`'s arena.
-    pub(crate) fn alone(att: Arc<Attachment>) -> BufferStore {
-        BufferStore {
-            view: att.view.clone(),
-            att,
-            held: None,
+    /// A buffer whether or not a bridge serves yet, as a tf2_ros `Buffer` is: joined at once
+    /// when an owner serves; otherwise empty (every lookup fails with tf2's
+    /// `LookupException`, `can_transform` is false, waits wait) until an owner serves, which
+    /// the buffer's re-attach thread notices within ~20 ms, as it follows a restarted bridge;
+    /// waits that began before wake then. [`Buffer::joined`] tells which.
+    ///
+    /// For nodes (the Python and C++ buffers use it); tools that need a bridge now use
+    /// [`Join::open`] or [`Join::await_open`] and report [`JoinError::NotServing`].
+    ///
+    /// Errors: [`JoinError`] other than the [retryable](JoinError::is_retryable) ones (those
+    /// give the empty buffer): a bad location, an owner that refuses us (another format
+    /// version), a handshake that fails.
+    pub fn open_or_empty(&self) -> Result<Buffer, JoinError> {
+        let spec = self.spec()?;
+        match join(&spec) {
+            Ok(att) => Buffer::start(att, spec),
+            Err(e) if e.is_retryable() => Buffer::start(Attachment::unjoined(&spec)?, spec),
+            Err(e) => Err(e),
         }
     }
 
-    /// Answering from `old`'s and `new`'s arenas together through `store`.
-    pub(crate) fn holding(
-        old: Arc<Attachment>,
-        store: HandoverStore,
-        new: Arc<Attachment>,
-    ) -> BufferStore {
-        BufferStore {
-            view: old.view.clone(),
-            att: old,
-            held: Some(Held { store, att: new }),
-        }
-    }
-
-    /// The attachment answering (the old one during a hold).
-    pub(crate) fn attachment(&self) -> &Arc<Attachment> {
-        &self.att
-    }
-
-    /// The attachment new data arrives in.
-    fn receiving(&self) -> &Arc<Attachment> {
-        self.held.as_ref().map_or(&self.att, |h| &h.att)
-    }
-}
-
-/// `$body` with `$s` bound to the store answering: the arena, or during a hold the handover
-/// store (one branch on the normal path).
-macro_rules! on_store {
-    ($self:ident, $s:ident => $body:expr) => {
-        match &$self.held {
-            None => {
-                let $s = &$self.view;
-                $body
-            }
-            Some(h) => {
-                let $s = &h.store;
-                $body
+    /// [`Join::open`], retrying every 20 ms for up to `timeout` while the error is
+    /// [retryable](JoinError::is_retryable) (nobody serves yet, or the owner is busy). Any
+    /// other error is returned at once.
+    pub fn await_open(&self, timeout: Duration) -> Result<Buffer, JoinError> {
+        let spec = self.spec()?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            match join(&spec) {
+                Ok(att) => return Buffer::start(att, spec),
+                Err(e) if e.is_retryable() && Instant::now() + RETRY < deadline => {
+                    std::thread::sleep(RETRY)
+                }
+                Err(e) => return Err(e),
             }
         }
-    };
-}
-
-/// Every method is the arena's, or the handover store's during a hold.
-impl FrameStore for BufferStore {
-    #[inline(always)]
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
-        on_store!(self, s => s.in_one_moment(|_| query(self)))
-    }
-    #[inline]
-    fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
-        on_store!(self, s => s.frame_id(name))
-    }
-    #[inline]
-    fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
-        on_store!(self, s => s.frame_name(id))
-    }
-    #[inline]
-    fn instance(&self) -> Option<[u8; 16]> {
-        on_store!(self, s => s.instance())
-    }
-    #[inline]
-    fn frame_count(&self) -> FrameId {
-        on_store!(self, s => s.frame_count())
-    }
-    #[inline]
-    fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
-        on_store!(self, s => s.link_at(id, time, interpolate))
-    }
-    #[inline]
-    fn link_at_within(
-        &self,
-        id: FrameId,
-        time: i64,
-        interpolate: bool,
-        limit: HistoryLimit,
-    ) -> Result<LinkAt, ArenaError> {
-        on_store!(self, s => s.link_at_within(id, time, interpolate, limit))
-    }
-    #[inline]
-    fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
-        on_store!(self, s => s.latest_time_and_parent(id))
-    }
-    #[inline]
-    fn is_static(&self, id: FrameId) -> Result<bool, ArenaError> {
-        on_store!(self, s => s.is_static(id))
-    }
-    #[inline]
-    fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
-        on_store!(self, s => s.history_span(id))
-    }
-    #[inline]
-    fn store_version(&self) -> Option<u64> {
-        // Alone (without `link_version`) it keeps no answer; a buffer's `ClearMark` reads it.
-        on_store!(self, s => s.store_version())
-    }
-    #[inline]
-    fn history_span_within(
-        &self,
-        id: FrameId,
-        limit: HistoryLimit,
-    ) -> Result<Option<HistorySpan>, ArenaError> {
-        on_store!(self, s => s.history_span_within(id, limit))
-    }
-    #[inline]
-    fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
-        on_store!(self, s => s.authority(id))
-    }
-    #[inline]
-    fn cache_time_ns(&self) -> i64 {
-        on_store!(self, s => s.cache_time_ns())
-    }
-    #[inline]
-    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
-        on_store!(self, s => s.link_at_close(id, time))
-    }
-    #[inline]
-    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
-        on_store!(self, s => s.latest_link(id))
-    }
-    #[inline]
-    fn link_version(&self, id: FrameId) -> Option<u64> {
-        on_store!(self, s => s.link_version(id))
-    }
-    #[inline]
-    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
-        on_store!(self, s => s.links_unchanged(frames, versions))
     }
 }
 

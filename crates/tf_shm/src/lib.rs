@@ -18,8 +18,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The buffer survives bridge restarts by itself; see [`rendezvous`] for how it finds and
-//! follows the arena.
+//! The buffer survives bridge restarts by itself; see [`rendezvous`] for how it finds the
+//! arena and how it follows a restarted bridge.
 
 // unsafe lives in two modules only (the mapping, and the fcntl locks), each allowing it
 // explicitly; everywhere else it is an error.
@@ -33,8 +33,8 @@ pub mod cache_limit;
 pub mod chain;
 pub mod error;
 pub mod fast_path;
+mod follow;
 pub mod frames_dot;
-pub mod handover_store;
 pub mod history;
 pub mod inspect;
 #[cfg(test)]
@@ -58,10 +58,11 @@ pub mod view;
 pub mod walk;
 mod writer;
 
-pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError, SharedArena};
-pub use buffer::{Buffer, BufferStore};
+pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError};
+pub use buffer::Buffer;
 pub use cache_limit::{CacheLimited, ClearMark};
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
+pub use follow::{handover_store, BufferStore};
 pub use pair::FramePair;
 pub use queries::BufferCore;
 pub use rendezvous::{Join, JoinError, LocationError, Owner, Serve, ServeError};
@@ -71,7 +72,7 @@ pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 pub use sync::set_read_deadline_for_tests;
 pub use velocity::Velocity;
 pub use view::{ArenaView, FrameHistory};
-pub use writer::{ArenaWriter, CapacityError, SetTransformError, WriteStatus};
+pub use writer::{ArenaWriter, CapacityError, SetTransformError, SharedArena, WriteStatus};
 
 /// Joins the arena of this process's ROS domain and maps it read-only: `Join::new().open()`.
 ///

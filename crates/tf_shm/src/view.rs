@@ -3,11 +3,12 @@
 //! Every index and offset read from the arena is checked against the geometry validated when
 //! the view was made; a damaged arena yields [`ArenaError`], never a panic.
 
+use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use crate::arena::layout::*;
 use crate::arena::region::Region;
-use crate::arena::{names, ArenaIdentity, Geometry};
+use crate::arena::{identity_of, memfd, names, Arena, ArenaIdentity, AttachError, Geometry};
 use crate::error::{ArenaError, TransformError};
 use crate::fast_path::declined;
 use crate::history::{from_bracket, get_data};
@@ -90,6 +91,26 @@ pub struct ArenaView {
     region: Arc<Region>,
     geo: Geometry,
     identity: ArenaIdentity,
+}
+
+/// The reader's constructor of [`Arena`]; the creator's are beside the writer (`writer.rs`).
+impl Arena {
+    /// Maps an arena from its file descriptor, read-only, after checking the seals, the
+    /// magic, the format version, the layout hash and every header field against the mapping.
+    pub fn attach(fd: impl AsFd) -> Result<ArenaView, AttachError> {
+        let io = |e: std::io::Error| AttachError::Io(e.to_string());
+        let size = memfd::check_sealed(fd.as_fd()).map_err(io)?;
+        if size < HEADER_SIZE as u64 || size > isize::MAX as u64 {
+            return Err(AttachError::Corrupt {
+                field: "arena_size",
+            });
+        }
+        let map = memfd::map_read_only(fd.as_fd(), size as usize).map_err(io)?;
+        let region = Region::mapped(map, false);
+        let geo = Geometry::from_header(&region)?;
+        let identity = identity_of(region.header().expect("checked"), geo.size);
+        Ok(ArenaView::new(region, geo, identity))
+    }
 }
 
 const CORRUPT_NAME: ArenaError = ArenaError::Corrupt { what: "frame.name" };

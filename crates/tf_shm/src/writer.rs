@@ -15,18 +15,23 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::fs::File;
 use std::sync::Arc;
 
 use rustc_hash::FxBuildHasher;
 
 use crate::arena::layout::*;
 use crate::arena::region::{Region, RingRef};
-use crate::arena::{names, notify, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN};
+use crate::arena::{
+    boot_id, identity_of, memfd, names, notify, random_uuid, Arena, ArenaConfig, ConfigError,
+    CreateError, Geometry, MAX_AUTHORITIES, MAX_AUTHORITY_LEN,
+};
 use crate::history::{insert_decision, InsertDecision};
 use crate::ring::{write_slot, RingWriter};
 use crate::sample::{FrameId, Sample};
 use crate::sync::{AtomicU64, Ordering};
 use crate::validate::{old_data_message, validate, Refusal, RefusalCode, TransformInput};
+use crate::view::ArenaView;
 
 /// What happened to an accepted sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,6 +159,66 @@ pub struct ArenaWriter {
     unnotified: bool,
     /// The current moment's wall clock, ns ([`ArenaWriter::moment_now`]); 0 until read.
     now_ns: i64,
+}
+
+/// The creator's constructors of [`Arena`]; a reader's is beside the view (`view.rs`).
+impl Arena {
+    /// A process-local arena on the heap: a writer and a view sharing it. Same layout and
+    /// protocol as the shared one; for tests and in-process buffers.
+    ///
+    /// Errors: [`ConfigError`] naming the first bad field.
+    pub fn in_memory(config: &ArenaConfig) -> Result<(ArenaWriter, ArenaView), ConfigError> {
+        let geo = Geometry::from_config(config)?;
+        let region = Region::heap(geo.size as usize);
+        Ok(Self::init(region, geo))
+    }
+
+    fn init(region: Arc<Region>, geo: Geometry) -> (ArenaWriter, ArenaView) {
+        let header = region.header().expect("arena smaller than its header");
+        geo.write_header(header, random_uuid(), boot_id());
+        let identity = identity_of(header, geo.size);
+        let writer = ArenaWriter::new(region.clone(), geo);
+        (writer, ArenaView::new(region, geo, identity))
+    }
+
+    /// Creates a sealed memfd arena (see `arena::memfd`): its file (to hand to consumers with
+    /// [`SharedArena::reader_fd`]), the writer and a view.
+    ///
+    /// Errors: [`CreateError::Config`] for a bad config, [`CreateError::Io`] when the memfd
+    /// cannot be created, sized, mapped or sealed.
+    pub fn create_shared(config: &ArenaConfig, name: &str) -> Result<SharedArena, CreateError> {
+        let geo = Geometry::from_config(config).map_err(CreateError::Config)?;
+        let (file, map) = memfd::create(name, geo.size as usize).map_err(CreateError::Io)?;
+        let region = Region::mapped(map, true);
+        let (writer, view) = Self::init(region, geo);
+        Ok(SharedArena { file, writer, view })
+    }
+}
+
+/// A shared arena as its creator holds it.
+pub struct SharedArena {
+    file: File,
+    /// The single writer.
+    pub writer: ArenaWriter,
+    /// A view for the creator's own lookups.
+    pub view: ArenaView,
+}
+
+impl SharedArena {
+    /// A new read-only descriptor of the arena for a consumer (a write mapping of it fails).
+    pub fn reader_fd(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        memfd::reopen_read_only(&self.file)
+    }
+
+    /// The arena's file (read-write; keep it private).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The file, the writer and the view, for callers that move the writer elsewhere.
+    pub fn into_parts(self) -> (File, ArenaWriter, ArenaView) {
+        (self.file, self.writer, self.view)
+    }
 }
 
 impl ArenaWriter {

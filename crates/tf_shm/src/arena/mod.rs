@@ -1,6 +1,7 @@
 //! The arena: one block of shared memory holding every frame's transforms.
 //!
-//! One [`ArenaWriter`] (the bridge) fills it; any number of [`ArenaView`]s read it, in the
+//! One [`ArenaWriter`](crate::ArenaWriter) (the bridge) fills it; any number of
+//! [`ArenaView`](crate::ArenaView)s read it, in the
 //! writer's process or, through a read-only mapping of the sealed memfd, in others. The shared
 //! records (`layout.rs`) are the crate's business; what a user needs of them is here:
 //! [`FORMAT_VERSION`], [`layout_hash`] and [`ring_bytes`] for sizing a budget; tools read
@@ -25,17 +26,12 @@ pub(crate) mod notify;
 pub(crate) mod region;
 
 use std::fmt;
-use std::fs::File;
-use std::os::fd::AsFd;
-use std::sync::Arc;
 
 use layout::*;
 pub use layout::{layout_hash, ring_bytes, FORMAT_VERSION, MAX_NAME_LEN as MAX_FRAME_NAME_LEN};
 use region::Region;
 
 use crate::sync::Ordering;
-use crate::view::ArenaView;
-use crate::writer::ArenaWriter;
 
 /// Capacities of an arena, fixed at creation.
 #[derive(Clone, Debug, PartialEq)]
@@ -315,7 +311,7 @@ impl Geometry {
         Ok(g)
     }
 
-    fn write_header(&self, h: &Header, instance_uuid: [u8; 16], boot_id: [u8; 16]) {
+    pub(crate) fn write_header(&self, h: &Header, instance_uuid: [u8; 16], boot_id: [u8; 16]) {
         let st = |a: &crate::sync::AtomicU64, v| a.store(v, Ordering::Relaxed);
         let st32 = |a: &crate::sync::AtomicU32, v| a.store(v, Ordering::Relaxed);
         st(&h.magic, MAGIC);
@@ -367,7 +363,7 @@ pub struct ArenaIdentity {
     pub size: u64,
 }
 
-fn identity_of(h: &Header, size: u64) -> ArenaIdentity {
+pub(crate) fn identity_of(h: &Header, size: u64) -> ArenaIdentity {
     let mut uuid = [0u8; 16];
     let mut boot = [0u8; 16];
     for i in 0..2 {
@@ -402,7 +398,7 @@ fn parse_uuid(s: &str) -> Option<[u8; 16]> {
     Some(out)
 }
 
-fn random_uuid() -> [u8; 16] {
+pub(crate) fn random_uuid() -> [u8; 16] {
     let mut b = [0u8; 16];
     // getrandom never fails for 16 bytes after early boot; fall back to time ⊕ pid regardless.
     if rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty()).ok() != Some(16) {
@@ -412,58 +408,10 @@ fn random_uuid() -> [u8; 16] {
     b
 }
 
-/// Constructors of arenas.
+/// Constructors of arenas: [`Arena::in_memory`] and [`Arena::create_shared`] are defined
+/// beside the writer they make (`writer.rs`), [`Arena::attach`] beside the view (`view.rs`), so
+/// this module, which both build on, depends on neither.
 pub struct Arena;
-
-impl Arena {
-    /// A process-local arena on the heap: a writer and a view sharing it. Same layout and
-    /// protocol as the shared one; for tests and in-process buffers.
-    ///
-    /// Errors: [`ConfigError`] naming the first bad field.
-    pub fn in_memory(config: &ArenaConfig) -> Result<(ArenaWriter, ArenaView), ConfigError> {
-        let geo = Geometry::from_config(config)?;
-        let region = Region::heap(geo.size as usize);
-        Ok(Self::init(region, geo))
-    }
-
-    fn init(region: Arc<Region>, geo: Geometry) -> (ArenaWriter, ArenaView) {
-        let header = region.header().expect("arena smaller than its header");
-        geo.write_header(header, random_uuid(), boot_id());
-        let identity = identity_of(header, geo.size);
-        let writer = ArenaWriter::new(region.clone(), geo);
-        (writer, ArenaView::new(region, geo, identity))
-    }
-
-    /// Creates a sealed memfd arena (see `arena::memfd`): its file (to hand to consumers with
-    /// [`SharedArena::reader_fd`]), the writer and a view.
-    ///
-    /// Errors: [`CreateError::Config`] for a bad config, [`CreateError::Io`] when the memfd
-    /// cannot be created, sized, mapped or sealed.
-    pub fn create_shared(config: &ArenaConfig, name: &str) -> Result<SharedArena, CreateError> {
-        let geo = Geometry::from_config(config).map_err(CreateError::Config)?;
-        let (file, map) = memfd::create(name, geo.size as usize).map_err(CreateError::Io)?;
-        let region = Region::mapped(map, true);
-        let (writer, view) = Self::init(region, geo);
-        Ok(SharedArena { file, writer, view })
-    }
-
-    /// Maps an arena from its file descriptor, read-only, after checking the seals, the
-    /// magic, the format version, the layout hash and every header field against the mapping.
-    pub fn attach(fd: impl AsFd) -> Result<ArenaView, AttachError> {
-        let io = |e: std::io::Error| AttachError::Io(e.to_string());
-        let size = memfd::check_sealed(fd.as_fd()).map_err(io)?;
-        if size < HEADER_SIZE as u64 || size > isize::MAX as u64 {
-            return Err(AttachError::Corrupt {
-                field: "arena_size",
-            });
-        }
-        let map = memfd::map_read_only(fd.as_fd(), size as usize).map_err(io)?;
-        let region = Region::mapped(map, false);
-        let geo = Geometry::from_header(&region)?;
-        let identity = identity_of(region.header().expect("checked"), geo.size);
-        Ok(ArenaView::new(region, geo, identity))
-    }
-}
 
 /// Why a shared arena could not be created.
 #[derive(Debug)]
@@ -484,29 +432,3 @@ impl fmt::Display for CreateError {
 }
 
 impl std::error::Error for CreateError {}
-
-/// A shared arena as its creator holds it.
-pub struct SharedArena {
-    file: File,
-    /// The single writer.
-    pub writer: ArenaWriter,
-    /// A view for the creator's own lookups.
-    pub view: ArenaView,
-}
-
-impl SharedArena {
-    /// A new read-only descriptor of the arena for a consumer (a write mapping of it fails).
-    pub fn reader_fd(&self) -> std::io::Result<std::os::fd::OwnedFd> {
-        memfd::reopen_read_only(&self.file)
-    }
-
-    /// The arena's file (read-write; keep it private).
-    pub fn file(&self) -> &File {
-        &self.file
-    }
-
-    /// The file, the writer and the view, for callers that move the writer elsewhere.
-    pub fn into_parts(self) -> (File, ArenaWriter, ArenaView) {
-        (self.file, self.writer, self.view)
-    }
-}

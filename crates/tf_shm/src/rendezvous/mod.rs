@@ -4,11 +4,12 @@
 //! The creator holds byte 0 of `<dir>/<domain>/<name>.lock` (an OFD lock: the kernel drops it
 //! when the creator dies) and serves `<name>.sock`, a `SOCK_SEQPACKET` socket on which a joiner
 //! sends one hello and receives the sealed memfd, read-only. The joiner keeps the connection for
-//! as long as it is attached: a hang-up tells it the owner died. A [`Buffer`](crate::Buffer)
-//! then keeps answering from the mapping it has, re-attaches by itself when a new owner serves
-//! a new arena, answers from both arenas together ([`crate::handover_store`]) until the new one
-//! is ready (the swap rule: the new arena holds the old one's frames, or was declared ready
-//! 500 ms ago, or 8 s passed), then from the new one alone.
+//! as long as it is attached: a hang-up tells it the owner died. This module only joins and
+//! serves; following the owner is the [`Buffer`](crate::Buffer)'s (the crate's `follow`
+//! module): it keeps answering from the mapping it has, re-attaches by itself when a new owner
+//! serves a new arena, answers from both arenas together ([`crate::handover_store`]) until the
+//! new one is ready (the swap rule: the new arena holds the old one's frames, or was declared
+//! ready 500 ms ago, or 8 s passed), then from the new one alone.
 //!
 //! ```no_run
 //! // Needs a running tf_shm_bridge for this ROS domain.
@@ -45,14 +46,12 @@
 
 pub mod discovery;
 mod errors;
-pub(crate) mod handover;
 // The lock file's records and the hello's wire format are not API: public (and hidden) only
 // for this workspace's tests that play a fake or misbehaving peer.
+pub(crate) mod join;
 #[doc(hidden)]
 pub mod lockfile;
-pub(crate) mod open;
 mod participants;
-pub(crate) mod reattach;
 mod serve;
 pub(crate) mod server;
 #[doc(hidden)]
@@ -63,7 +62,7 @@ use std::sync::Arc;
 
 pub use discovery::Location;
 pub use errors::{JoinError, LocationError, Refusal, ServeError};
-pub use open::Join;
+pub use join::Join;
 pub use participants::{participants, Participant, Participants};
 pub use serve::{Owner, Serve};
 pub use server::ServerStats;

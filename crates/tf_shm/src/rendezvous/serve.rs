@@ -10,15 +10,15 @@ use std::time::{Duration, Instant};
 use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 
 use super::discovery::{self, Location, Overrides};
+use super::join::{process_name, RETRY};
 use super::lockfile::{process_start_time, LockFile, Record};
-use super::open::{process_name, RETRY};
 use super::participants::{participants, Participants};
 use super::server::{ServedArena, Server, ServerConfig, ServerStats};
 use super::wire::Mode;
 use super::{EventHook, LocationError, ServeError};
-use crate::arena::{Arena, ArenaConfig, ArenaIdentity, SharedArena};
+use crate::arena::{Arena, ArenaConfig, ArenaIdentity};
 use crate::view::ArenaView;
-use crate::writer::ArenaWriter;
+use crate::writer::{ArenaWriter, SharedArena};
 
 /// Options for creating and serving an arena. Defaults: domain/name/runtime dir from the
 /// environment (see [`discovery`]), wait up to the timeout for a previous owner, ready at

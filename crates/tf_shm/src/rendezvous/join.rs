@@ -1,5 +1,6 @@
-//! [`Join`]: joining the arena an owner serves, as a consumer; the result is a [`Buffer`],
-//! which follows the arena across owner restarts by itself.
+//! [`Join`]: joining the arena an owner serves, as a consumer: one join gives an
+//! [`Attachment`]. The builder's `open` methods, which make a [`Buffer`](crate::Buffer) that
+//! follows the arena across owner restarts by itself, are beside the buffer (`buffer.rs`).
 
 use std::io::IoSlice;
 use std::mem::MaybeUninit;
@@ -21,7 +22,6 @@ use super::wire::{Mode, Request, Response, RESPONSE_LEN, WAIT_BEGIN, WAIT_END};
 use super::{JoinError, LocationError, Refusal};
 use crate::arena::layout::{layout_hash, FORMAT_VERSION};
 use crate::arena::{boot_id, Arena};
-use crate::buffer::Buffer;
 use crate::view::ArenaView;
 
 /// How often `await_open` and a consumer that lost its owner try again.
@@ -102,61 +102,13 @@ impl Join {
         participants(&self.location()?)
     }
 
-    fn spec(&self) -> Result<JoinSpec, JoinError> {
+    pub(crate) fn spec(&self) -> Result<JoinSpec, JoinError> {
         Ok(JoinSpec {
             loc: self.location()?,
             timeout: self.timeout,
             group: self.group,
             name: self.participant_name.clone().unwrap_or_else(process_name),
         })
-    }
-
-    /// Joins the arena served for this location and maps it read-only. Fails at once if
-    /// nobody serves it ([`JoinError::NotServing`]).
-    ///
-    /// Errors: [`JoinError`].
-    pub fn open(&self) -> Result<Buffer, JoinError> {
-        let spec = self.spec()?;
-        let att = join(&spec)?;
-        Buffer::start(att, spec)
-    }
-
-    /// A buffer whether or not a bridge serves yet, as a tf2_ros `Buffer` is: joined at once
-    /// when an owner serves; otherwise empty (every lookup fails with tf2's
-    /// `LookupException`, `can_transform` is false, waits wait) until an owner serves, which
-    /// the buffer's re-attach thread notices within ~20 ms, as it follows a restarted bridge;
-    /// waits that began before wake then. [`Buffer::joined`] tells which.
-    ///
-    /// For nodes (the Python and C++ buffers use it); tools that need a bridge now use
-    /// [`Join::open`] or [`Join::await_open`] and report [`JoinError::NotServing`].
-    ///
-    /// Errors: [`JoinError`] other than the [retryable](JoinError::is_retryable) ones (those
-    /// give the empty buffer): a bad location, an owner that refuses us (another format
-    /// version), a handshake that fails.
-    pub fn open_or_empty(&self) -> Result<Buffer, JoinError> {
-        let spec = self.spec()?;
-        match join(&spec) {
-            Ok(att) => Buffer::start(att, spec),
-            Err(e) if e.is_retryable() => Buffer::start(Attachment::unjoined(&spec)?, spec),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// [`Join::open`], retrying every 20 ms for up to `timeout` while the error is
-    /// [retryable](JoinError::is_retryable) (nobody serves yet, or the owner is busy). Any
-    /// other error is returned at once.
-    pub fn await_open(&self, timeout: Duration) -> Result<Buffer, JoinError> {
-        let spec = self.spec()?;
-        let deadline = Instant::now() + timeout;
-        loop {
-            match join(&spec) {
-                Ok(att) => return Buffer::start(att, spec),
-                Err(e) if e.is_retryable() && Instant::now() + RETRY < deadline => {
-                    std::thread::sleep(RETRY)
-                }
-                Err(e) => return Err(e),
-            }
-        }
     }
 }
 
@@ -189,7 +141,7 @@ pub(crate) const NO_SLOT: u32 = u32::MAX;
 impl Attachment {
     /// What a buffer made before any owner served answers from: an empty arena of its own and
     /// a connection that has already hung up, so the re-attach thread starts joining at once
-    /// (see `rendezvous::reattach`).
+    /// (see `follow::reattach`).
     pub(crate) fn unjoined(spec: &JoinSpec) -> Result<Attachment, JoinError> {
         use rustix::net::socketpair;
         let io = |what, e: std::io::Error| JoinError::io(what, &spec.loc.sock_path, e);

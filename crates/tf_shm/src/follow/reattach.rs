@@ -15,12 +15,12 @@ use arc_swap::ArcSwap;
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
+use super::buffer_store::BufferStore;
 use super::handover::Handover;
-use super::open::{join, Attachment, JoinSpec, RETRY};
-use super::JoinError;
+use super::handover_store::HandoverStore;
 use crate::arena::notify;
-use crate::buffer::BufferStore;
-use crate::handover_store::HandoverStore;
+use crate::rendezvous::join::{join, Attachment, JoinSpec, RETRY};
+use crate::rendezvous::JoinError;
 
 /// How often to retry an owner that refused us (rather than one that is absent).
 const REFUSED_RETRY: Duration = Duration::from_secs(1);
@@ -123,7 +123,7 @@ impl Follower {
 
     /// The owner is gone: the current attachment keeps answering while we retry joining, and
     /// after joining it answers together with the new arena until that one is ready (see
-    /// [`crate::rendezvous::handover`] and [`HandoverStore`]). Returns whether a stop was
+    /// [`super::handover`] and [`HandoverStore`]). Returns whether a stop was
     /// requested.
     fn reattach(&self, old: Arc<Attachment>) -> bool {
         let old_instance = old.view.identity().instance_uuid;
