@@ -6,7 +6,7 @@
 //! stamp held before that insert: samples with `stamp + cache_time < latest` are dropped. For a
 //! frame whose samples arrived in time order, the newest stamp before the last insert is the
 //! second newest stamp, so such a buffer holds the newest sample and every older one with
-//! `stamp + cache_time ≥ second newest` ([`Pruned`]); a lookup before those raises tf2's
+//! `stamp + cache_time ≥ second newest` (`Pruned`); a lookup before those raises tf2's
 //! extrapolation error with the oldest kept stamp, as that buffer would. (A frame whose last
 //! sample arrived out of order may have been pruned against its newest stamp instead; the arena
 //! does not keep arrival order, so this takes the in-order case.)
