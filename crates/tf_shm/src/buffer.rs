@@ -214,7 +214,7 @@ impl Buffer {
         time: i64,
         timeout: Duration,
     ) -> Result<(), TransformError> {
-        self.wait_for(timeout, |s| {
+        self.wait_until(timeout, |s| {
             BufferCore::can_transform(s, target, source, time)
         })
     }
@@ -230,7 +230,7 @@ impl Buffer {
         fixed: &str,
         timeout: Duration,
     ) -> Result<(), TransformError> {
-        self.wait_for(timeout, |s| {
+        self.wait_until(timeout, |s| {
             BufferCore::can_transform_full(s, target, target_time, source, source_time, fixed)
         })
     }
@@ -272,19 +272,21 @@ impl Buffer {
         self.lookup_transform_full(target, target_time, source, source_time, fixed)
     }
 
-    /// Checks `ready` on the current store until it succeeds or `timeout` passes, sleeping on
-    /// the notification word of the arena that receives data in between (see
-    /// [`Buffer::wait_while`]); returns the last check's result.
-    fn wait_for(
+    /// tf2_ros's timed wait for a check (`canTransform` with a timeout): runs `ready` on the
+    /// current store at once and, unless it succeeded or `timeout` is zero, again after every
+    /// wake of the notification word of the arena that receives data (see
+    /// [`Buffer::wait_while`]) until it succeeds or `timeout` (steady clock; past the
+    /// representable future, forever) has passed. Returns the last check's result. The one
+    /// deadline loop of every timed call, in Rust, the C ABI and Python.
+    pub fn wait_until<T, E>(
         &self,
         timeout: Duration,
-        mut ready: impl FnMut(&BufferStore) -> Result<(), TransformError>,
-    ) -> Result<(), TransformError> {
+        mut ready: impl FnMut(&BufferStore) -> Result<T, E>,
+    ) -> Result<T, E> {
         let mut result = ready(&self.view_guard());
         if result.is_ok() || timeout.is_zero() {
             return result;
         }
-        // Past the representable future, wait "forever".
         let deadline = Instant::now().checked_add(timeout);
         self.wait_steps(|cur| {
             result = ready(cur);

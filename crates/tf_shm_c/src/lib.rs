@@ -27,7 +27,7 @@ use std::borrow::Cow;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tf_shm::{Buffer, BufferCore, ClearMark, FramePair, Join, Transform, TransformError};
 
@@ -250,32 +250,14 @@ fn with_entry(
     })
 }
 
-/// tf2_ros's wait for a check: `ready` at once, then after every wake of the arena's futex
-/// (`Buffer::wait_while`: the bridge wrote or cleared, a new arena was joined) until it
-/// succeeds or `timeout` passed (steady clock); the last check's result. This buffer's clear,
-/// if any, is in `ready` (through [`answer!`]).
+/// tf2_ros's wait for a check, `Buffer::wait_until` (sleeps on the arena's futex); this
+/// buffer's clear and cache time, if any, are in `ready` (through [`answer!`]).
 fn wait_until(
     e: &BufferEntry,
     timeout: Duration,
     mut ready: impl FnMut(&BufferEntry) -> Result<(), TransformError>,
 ) -> Result<(), TransformError> {
-    let mut result = ready(e);
-    if result.is_ok() || timeout.is_zero() {
-        return result;
-    }
-    // Past the representable future, wait "forever".
-    let deadline = Instant::now().checked_add(timeout);
-    e.buffer.wait_while(|| {
-        result = ready(e);
-        let now = Instant::now();
-        match deadline {
-            _ if result.is_ok() => None,
-            Some(d) if d <= now => None,
-            Some(d) => Some(d - now),
-            None => Some(Duration::MAX),
-        }
-    });
-    result
+    e.buffer.wait_until(timeout, |_| ready(e))
 }
 
 /// Runs `f` on the open buffer of `h`.

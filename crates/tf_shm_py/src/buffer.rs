@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -169,21 +169,12 @@ impl NativeBuffer {
     }
 
     /// Waits up to `timeout` (GIL released by the caller) until `ready` holds, re-checking
-    /// after every change to the arena (`Buffer::wait_while`), as tf2_ros's timed calls wait
-    /// for `canTransform`.
+    /// after every change to the arena (`tf_shm::Buffer::wait_until`), as tf2_ros's timed calls
+    /// wait for `canTransform`.
     fn wait_until(&self, timeout: Duration, mut ready: impl FnMut() -> bool) {
-        let deadline = Instant::now().checked_add(timeout);
-        self.inner.wait_while(|| {
-            if ready() {
-                return None;
-            }
-            match deadline {
-                None => Some(Duration::MAX),
-                Some(d) => d
-                    .checked_duration_since(Instant::now())
-                    .filter(|d| !d.is_zero()),
-            }
-        });
+        let _ = self
+            .inner
+            .wait_until(timeout, |_| if ready() { Ok(()) } else { Err(()) });
     }
 }
 
