@@ -159,10 +159,22 @@ def test_params_file_is_keyed_for_any_node_and_matches_the_options(bridge_bin):
         "help",
         "version",
     }
+    # Options whose help says "Command line only" apply before the node and its parameters
+    # exist: they are no parameter, and the params file says so in a comment.
+    blocks = re.split(r"^\s+(?:-\w, )?--(?=[a-z])", options_part, flags=re.MULTILINE)[1:]
+    cli_only = {b.split()[0] for b in blocks if "Command line only" in b}
     # use_sim_time is every ROS node's standard parameter, not a bridge option.
     names = {k.replace("_", "-") for k in params} - {"use-sim-time"}
     assert names - options == set(), f"params the bridge does not accept: {names - options}"
-    assert options - names == set(), f"bridge options missing from {PARAMS.name}: {options - names}"
+    assert names & cli_only == set(), (
+        f"command-line-only options given as params: {names & cli_only}"
+    )
+    missing = options - names - cli_only
+    assert missing == set(), f"bridge options missing from {PARAMS.name}: {missing}"
+    for option in cli_only:
+        assert f"--{option}" in PARAMS.read_text(), (
+            f"{PARAMS.name} does not say --{option} is no parameter"
+        )
 
 
 def test_help_documents_ros_arguments(bridge_bin):
