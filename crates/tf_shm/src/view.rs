@@ -15,7 +15,7 @@ use crate::history::{from_bracket, get_data};
 use crate::math::{slerp, slerp_tf2};
 use crate::pair::FramePair;
 use crate::queries::BufferCore;
-use crate::ring::{self, read_slot};
+use crate::ring::{self, try_read_slot};
 use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 use crate::store::{
     CacheError, FrameStore, History, HistoryLimit, HistorySpan, LatestLink, LinkAt,
@@ -147,13 +147,40 @@ impl ArenaView {
         &self.geo
     }
 
+    /// Bytes from copy 0 to the copy the latch names now (`crate::moment`): the whole one.
+    /// Loaded at every access to the copied records, so that a query validated by
+    /// `crate::moment::read` read one copy only.
+    #[inline(always)]
+    fn shift(&self) -> u64 {
+        let latch = self.header().latch.load(Ordering::Acquire);
+        (latch & 1).wrapping_neg() & self.geo.copy_stride
+    }
+
+    /// This view reading copy 0 whatever the latch says: what a reader without the latch
+    /// would read, for the tests of what it prevents.
+    #[cfg(test)]
+    pub(crate) fn pinned_to_copy_0(&self) -> ArenaView {
+        let mut v = self.clone();
+        v.geo.copy_stride = 0;
+        v
+    }
+
+    /// The header of the copy the latch names.
+    #[inline(always)]
+    pub(crate) fn copy_header(&self) -> &CopyHeader {
+        self.region
+            .copy_header(self.geo.copy_off + self.shift())
+            .expect("validated at attach")
+    }
+
+    /// The record of frame `id` in the copy the latch names.
     #[inline(always)]
     pub(crate) fn record(&self, id: FrameId) -> Result<&FrameRecord, ArenaError> {
         if id == 0 || id >= self.frame_count() {
             return Err(ArenaError::Corrupt { what: "frame id" });
         }
         self.region
-            .frame(self.geo.frames_off, id)
+            .frame(self.geo.frames_off + self.shift(), id)
             .ok_or(ArenaError::Corrupt { what: "frame id" })
     }
 
@@ -192,13 +219,10 @@ impl ArenaView {
             return Err(CORRUPT_RING);
         }
         // Inside the pool (whose end is inside the region, checked at attach): one check.
-        let pool_end = self.geo.pool_off + self.geo.pool_size;
+        let pool_off = self.geo.pool_off + self.shift();
+        let pool_end = pool_off + self.geo.pool_size;
         self.region
-            .ring(
-                self.geo.pool_off.saturating_add(off),
-                1usize << log2,
-                pool_end,
-            )
+            .ring(pool_off.saturating_add(off), 1usize << log2, pool_end)
             .map(Some)
             .ok_or(CORRUPT_RING)
     }
@@ -213,7 +237,7 @@ impl ArenaView {
         let Some(r) = self.ring(rec)? else {
             return Ok(None);
         };
-        let generation = self.header().clear_generation.load(Ordering::Acquire);
+        let generation = self.clear_generation();
         ring::read(r, generation, f)
             .map(Some)
             .ok_or(ArenaError::Contended { frame: id })
@@ -222,7 +246,7 @@ impl ArenaView {
     /// The arena's clear generation (bumped by every `clear()`).
     #[inline(always)]
     pub(crate) fn clear_generation(&self) -> u64 {
-        self.header().clear_generation.load(Ordering::Acquire)
+        self.copy_header().clear_generation.load(Ordering::Acquire)
     }
 
     /// Where `id`'s link lives; `None` for a frame without cache, a dynamic frame without a
@@ -293,7 +317,7 @@ impl ArenaView {
     /// case), including a parent id out of range (which the general read reports).
     #[inline(always)]
     fn link_close_fast(&self, id: FrameId, time: i64) -> Option<LinkAt> {
-        let rec = self.region.frame(self.geo.frames_off, id)?;
+        let rec = self.region.frame(self.geo.frames_off + self.shift(), id)?;
         let s = match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => ring::try_read_slot(&rec.static_slot)?,
             KIND_DYNAMIC => {
@@ -329,7 +353,8 @@ impl ArenaView {
         let rec = self.record(id)?;
         match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => {
-                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                let s =
+                    try_read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
                 // tf2's StaticCache answers any time with the requested stamp.
                 Ok(LinkAt::Sample(
                     self.check_parent(Sample { stamp: time, ..s })?,
@@ -391,16 +416,14 @@ impl ArenaView {
         time: i64,
     ) -> Result<(i64, Transform), TransformError> {
         // `crate::moment::read`, written out: the answer is made in the return slot.
-        let h = crate::moment::Moments::of(self.header());
-        let begun = crate::moment::Begun::now(h);
+        let latch = &self.header().latch;
+        let start = crate::moment::Start::now(latch);
         let answer = crate::pair::lookup(self, pair, time);
-        if begun.holds(h) {
+        if start.holds(latch) {
             return answer;
         }
         drop(answer);
-        crate::moment::read_again(h, &self.region.stalled_moment, &mut || {
-            crate::pair::lookup(self, pair, time)
-        })
+        crate::moment::read_again(latch, &mut || crate::pair::lookup(self, pair, time))
     }
 
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
@@ -480,11 +503,17 @@ impl ArenaView {
     ///
     /// Errors: as [`ArenaView::frame_samples`].
     pub fn frame_history(&self, id: FrameId) -> Result<FrameHistory, ArenaError> {
+        self.in_one_moment(|v| v.frame_history_now(id))
+    }
+
+    /// [`ArenaView::frame_history`] inside a moment.
+    fn frame_history_now(&self, id: FrameId) -> Result<FrameHistory, ArenaError> {
         let rec = self.record(id)?;
         match rec.kind.load(Ordering::Acquire) {
             KIND_DYNAMIC => {}
             KIND_STATIC => {
-                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                let s =
+                    try_read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
                 return Ok(FrameHistory {
                     samples: vec![self.check_parent(s)?],
                     ..FrameHistory::default()
@@ -522,11 +551,7 @@ impl FrameStore for ArenaView {
     /// One moment of the arena's writer (`crate::moment`).
     #[inline(always)]
     fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
-        crate::moment::read(
-            crate::moment::Moments::of(self.header()),
-            &self.region.stalled_moment,
-            || query(self),
-        )
+        crate::moment::read(&self.header().latch, || query(self))
     }
 
     fn cache_time_ns(&self) -> i64 {
@@ -575,7 +600,7 @@ impl FrameStore for ArenaView {
 
     #[inline(always)]
     fn frame_count(&self) -> FrameId {
-        self.header()
+        self.copy_header()
             .frame_count
             .load(Ordering::Acquire)
             .min(self.geo.max_frames + 1)
@@ -673,10 +698,10 @@ impl FrameStore for ArenaView {
     /// One bounds check for the frame table, then one load per frame.
     #[inline(always)]
     fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
-        let Some(table) = self
-            .region
-            .frames(self.geo.frames_off, self.geo.max_frames as usize + 1)
-        else {
+        let Some(table) = self.region.frames(
+            self.geo.frames_off + self.shift(),
+            self.geo.max_frames as usize + 1,
+        ) else {
             return false;
         };
         frames.iter().zip(versions).all(|(&f, &v)| {
@@ -701,7 +726,8 @@ impl FrameStore for ArenaView {
         let rec = self.record(id)?;
         match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => {
-                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                let s =
+                    try_read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
                 Ok(Some((0, self.check_parent(s)?.parent)))
             }
             KIND_DYNAMIC => {

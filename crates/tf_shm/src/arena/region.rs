@@ -6,7 +6,7 @@
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use super::layout::{FrameRecord, Header, RingHeader, Slot, ALIGN, HEADER_SIZE};
+use super::layout::{CopyHeader, FrameRecord, Header, RingHeader, Slot, ALIGN, HEADER_SIZE};
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64};
 
 /// What keeps the memory alive.
@@ -38,9 +38,6 @@ pub(crate) struct Region {
     base: NonNull<u8>,
     len: usize,
     writable: bool,
-    /// The moment number this process found the writer stuck in past the read deadline
-    /// (`crate::moment`); 0 = none. Process-local, not in the arena.
-    pub(crate) stalled_moment: std::sync::atomic::AtomicU64,
     _backing: Backing,
 }
 
@@ -64,7 +61,6 @@ impl Region {
             base,
             len,
             writable: true,
-            stalled_moment: Default::default(),
             _backing: Backing::Heap(HeapBlock { ptr, layout }),
         })
     }
@@ -75,7 +71,6 @@ impl Region {
             base: NonNull::new(map.as_mut_ptr()).expect("a mapping is never at address 0"),
             len: map.len(),
             writable,
-            stalled_moment: Default::default(),
             _backing: Backing::Mapped(map),
         })
     }
@@ -122,6 +117,12 @@ impl Region {
             return None;
         }
         self.at(0)
+    }
+
+    /// The header of the copy at byte `off`.
+    #[inline(always)]
+    pub(crate) fn copy_header(&self, off: u64) -> Option<&CopyHeader> {
+        self.at(off)
     }
 
     /// The frame table's first `n` records (`n` = max frames + 1: id 0 is unused).
@@ -202,6 +203,8 @@ unsafe impl SharedRecord for Header {}
 unsafe impl SharedRecord for FrameRecord {}
 // SAFETY: as above.
 unsafe impl SharedRecord for RingHeader {}
+// SAFETY: as above.
+unsafe impl SharedRecord for CopyHeader {}
 // SAFETY: as above.
 unsafe impl SharedRecord for Slot {}
 // SAFETY: primitive atomic.
