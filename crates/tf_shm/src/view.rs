@@ -91,6 +91,17 @@ pub struct ArenaView {
     region: Arc<Region>,
     geo: Geometry,
     identity: ArenaIdentity,
+    /// 1: read the copy the latch names; 0: copy 0 only (tests of what the latch prevents).
+    latch_mask: u64,
+}
+
+/// The copy the latch names at one access (`crate::moment`): what the copied records' reads
+/// of one link share, so that the latch is loaded once per link.
+#[derive(Clone, Copy)]
+struct CopyNow<'a> {
+    /// Bytes from copy 0 to it.
+    shift: u64,
+    header: &'a CopyHeader,
 }
 
 /// The reader's constructor of [`Arena`]; the creator's are beside the writer (`writer.rs`).
@@ -125,6 +136,7 @@ impl ArenaView {
             region,
             geo,
             identity,
+            latch_mask: 1,
         }
     }
 
@@ -151,9 +163,23 @@ impl ArenaView {
     /// Loaded at every access to the copied records, so that a query validated by
     /// `crate::moment::read` read one copy only.
     #[inline(always)]
-    fn shift(&self) -> u64 {
-        let latch = self.header().latch.load(Ordering::Acquire);
-        (latch & 1).wrapping_neg() & self.geo.copy_stride
+    fn now(&self) -> CopyNow<'_> {
+        let h = self.header();
+        let k = h.latch.load(Ordering::Acquire) & self.latch_mask;
+        CopyNow {
+            shift: k.wrapping_neg() & self.geo.copy_stride,
+            // `& 1`: no bounds check.
+            header: &h.copies[(k & 1) as usize],
+        }
+    }
+
+    /// One past the highest frame id of copy `c`.
+    #[inline(always)]
+    fn count_in(&self, c: CopyNow<'_>) -> FrameId {
+        c.header
+            .frame_count
+            .load(Ordering::Acquire)
+            .min(self.geo.max_frames + 1)
     }
 
     /// This view reading copy 0 whatever the latch says: what a reader without the latch
@@ -161,26 +187,25 @@ impl ArenaView {
     #[cfg(test)]
     pub(crate) fn pinned_to_copy_0(&self) -> ArenaView {
         let mut v = self.clone();
-        v.geo.copy_stride = 0;
+        v.latch_mask = 0;
         v
     }
 
     /// The header of the copy the latch names.
     #[inline(always)]
     pub(crate) fn copy_header(&self) -> &CopyHeader {
-        self.region
-            .copy_header(self.geo.copy_off + self.shift())
-            .expect("validated at attach")
+        self.now().header
     }
 
     /// The record of frame `id` in the copy the latch names.
     #[inline(always)]
     pub(crate) fn record(&self, id: FrameId) -> Result<&FrameRecord, ArenaError> {
-        if id == 0 || id >= self.frame_count() {
+        let now = self.now();
+        if id == 0 || id >= self.count_in(now) {
             return Err(ArenaError::Corrupt { what: "frame id" });
         }
         self.region
-            .frame(self.geo.frames_off + self.shift(), id)
+            .frame(self.geo.frames_off + now.shift, id)
             .ok_or(ArenaError::Corrupt { what: "frame id" })
     }
 
@@ -210,6 +235,16 @@ impl ArenaView {
         &self,
         rec: &FrameRecord,
     ) -> Result<Option<crate::arena::region::RingRef<'_>>, ArenaError> {
+        self.ring_in(rec, self.now())
+    }
+
+    /// [`ArenaView::ring`] in copy `c`.
+    #[inline(always)]
+    fn ring_in(
+        &self,
+        rec: &FrameRecord,
+        c: CopyNow<'_>,
+    ) -> Result<Option<crate::arena::region::RingRef<'_>>, ArenaError> {
         let desc = rec.ring.load(Ordering::Acquire);
         if desc == 0 {
             return Ok(None);
@@ -219,7 +254,7 @@ impl ArenaView {
             return Err(CORRUPT_RING);
         }
         // Inside the pool (whose end is inside the region, checked at attach): one check.
-        let pool_off = self.geo.pool_off + self.shift();
+        let pool_off = self.geo.pool_off + c.shift;
         let pool_end = pool_off + self.geo.pool_size;
         self.region
             .ring(pool_off.saturating_add(off), 1usize << log2, pool_end)
@@ -317,12 +352,13 @@ impl ArenaView {
     /// case), including a parent id out of range (which the general read reports).
     #[inline(always)]
     fn link_close_fast(&self, id: FrameId, time: i64) -> Option<LinkAt> {
-        let rec = self.region.frame(self.geo.frames_off + self.shift(), id)?;
+        let now = self.now();
+        let rec = self.region.frame(self.geo.frames_off + now.shift, id)?;
         let s = match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => ring::try_read_slot(&rec.static_slot)?,
             KIND_DYNAMIC => {
-                let r = self.ring(rec).ok()??;
-                let generation = self.clear_generation();
+                let r = self.ring_in(rec, now).ok()??;
+                let generation = now.header.clear_generation.load(Ordering::Acquire);
                 match ring::interpolate_at(r, generation, time) {
                     Some((parent, transform)) => Sample {
                         stamp: time,
@@ -335,9 +371,9 @@ impl ArenaView {
                 }
             }
             // A frame without cache (a root), if it is in the table.
-            _ => return (id != NO_FRAME && id < self.frame_count()).then_some(LinkAt::NoCache),
+            _ => return (id != NO_FRAME && id < self.count_in(now)).then_some(LinkAt::NoCache),
         };
-        (s.parent != NO_FRAME && s.parent < self.frame_count()).then_some(LinkAt::Sample(s))
+        (s.parent != NO_FRAME && s.parent < self.count_in(now)).then_some(LinkAt::Sample(s))
     }
 
     /// tf2's `getData` (`getParent` with [`LinkRead::Parent`]) for `id` at `time` (0: newest),
@@ -600,10 +636,7 @@ impl FrameStore for ArenaView {
 
     #[inline(always)]
     fn frame_count(&self) -> FrameId {
-        self.copy_header()
-            .frame_count
-            .load(Ordering::Acquire)
-            .min(self.geo.max_frames + 1)
+        self.count_in(self.now())
     }
 
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
@@ -699,7 +732,7 @@ impl FrameStore for ArenaView {
     #[inline(always)]
     fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
         let Some(table) = self.region.frames(
-            self.geo.frames_off + self.shift(),
+            self.geo.frames_off + self.now().shift,
             self.geo.max_frames as usize + 1,
         ) else {
             return false;

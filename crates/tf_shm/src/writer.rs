@@ -268,12 +268,8 @@ impl ArenaWriter {
             log: Vec::with_capacity(64),
         };
         // Frame id 0 is tf2's "no parent" sentinel; real frames start at 1.
-        for k in 0..2 {
-            w.region
-                .copy_header(geo.copy(k).copy_off)
-                .expect("own arena has two copies")
-                .frame_count
-                .store(1, Ordering::Relaxed);
+        for copy in &w.header().copies {
+            copy.frame_count.store(1, Ordering::Relaxed);
         }
         w
     }
@@ -284,9 +280,7 @@ impl ArenaWriter {
 
     /// The header of the copy being changed.
     fn copy_header(&self) -> &CopyHeader {
-        self.region
-            .copy_header(self.geo.copy_off)
-            .expect("own arena has two copies")
+        &self.header().copies[self.geo.copy as usize]
     }
 
     /// Makes `change` to the copy being changed and logs it for the other.

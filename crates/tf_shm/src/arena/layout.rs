@@ -4,8 +4,7 @@
 //! 0            Header (HEADER_SIZE bytes)
 //! index_off    AtomicU32 × index_capacity                     open-addressed name → id
 //! names_off    AtomicU64 × names_words                        frame and authority names
-//! copy_off     copy 0:  CopyHeader
-//! frames_off            FrameRecord × (max_frames + 1)       (id 0 unused: "no parent")
+//! frames_off   copy 0:  FrameRecord × (max_frames + 1)       (id 0 unused: "no parent")
 //! pool_off              rings, bump-allocated, never reused:  RingHeader | stamps: AtomicI64 × cap | Slot × cap
 //! + copy_stride copy 1: the same
 //! ```
@@ -56,8 +55,7 @@ pub struct Header {
     pub initial_ring_capacity: AtomicU32,
     pub owner_pid: AtomicU32,
     pub _reserved0: AtomicU32,
-    /// Byte offset of copy 0 (its `CopyHeader`).
-    pub copy_off: AtomicU64,
+    pub _reserved4: AtomicU64,
     /// Bytes from copy 0 to copy 1 (`frames_off` and `pool_off` of copy 1 are this much
     /// further).
     pub copy_stride: AtomicU64,
@@ -94,9 +92,12 @@ pub struct Header {
     /// the writer changes copy 0. Readers read copy `latch & 1`, which is whole.
     pub latch: AtomicU64,
     pub _reserved3: AtomicU64,
+    /// What the writer changes of each copy besides its frame records and rings.
+    pub copies: [CopyHeader; 2],
 }
 
-/// What the writer changes of one copy besides its frame records and rings.
+/// What the writer changes of one copy besides its frame records and rings (in the header,
+/// where a reader finds it with no bounds check of its own).
 #[repr(C)]
 pub struct CopyHeader {
     /// One past the highest published frame id; stored with Release after the frame is whole.
@@ -298,7 +299,7 @@ shared_records! {
         initial_ring_capacity: AtomicU32 = 140,
         owner_pid: AtomicU32 = 144,
         _reserved0: AtomicU32 = 148,
-        copy_off: AtomicU64 = 152,
+        _reserved4: AtomicU64 = 152,
         copy_stride: AtomicU64 = 160,
         _reserved1: AtomicU64 = 168,
         names_used: AtomicU64 = 176,
@@ -314,6 +315,7 @@ shared_records! {
         ready_unix_ns: AtomicI64 = 328,
         latch: AtomicU64 = 336,
         _reserved3: AtomicU64 = 344,
+        copies: [CopyHeader; 2] = 352,
     }
     CopyHeader {
         frame_count: AtomicU32 = 0,

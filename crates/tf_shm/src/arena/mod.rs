@@ -144,8 +144,8 @@ pub(crate) struct Geometry {
     pub names_words: u64,
     pub index_off: u64,
     pub names_off: u64,
-    /// The copy this geometry reads or writes (`copy(k)`): its header, frame table and pool.
-    pub copy_off: u64,
+    /// The copy this geometry reads or writes (`copy(k)`): 0 or 1, its frame table and pool.
+    pub copy: u64,
     pub frames_off: u64,
     pub pool_off: u64,
     /// Bytes of each copy's pool.
@@ -209,14 +209,13 @@ impl Geometry {
             (u64::from(c.max_frames) * NAME_BYTES_PER_FRAME / 8).max(1024) + AUTHORITY_WORDS;
         let index_off = HEADER_SIZE as u64;
         let names_off = align_up(index_off + u64::from(index_capacity) * 4);
-        let copy_off = align_up(names_off + names_words * 8);
-        let frames_off = copy_off + std::mem::size_of::<CopyHeader>() as u64;
+        let frames_off = align_up(names_off + names_words * 8);
         let pool_off = align_up(frames_off + records * std::mem::size_of::<FrameRecord>() as u64);
         let size = c.memory_budget_bytes as u64 / ALIGN as u64 * ALIGN as u64;
         // Two copies of the frame table and the pool share what the budget leaves.
-        let copy_stride = size.saturating_sub(copy_off) / 2 / ALIGN as u64 * ALIGN as u64;
+        let copy_stride = size.saturating_sub(frames_off) / 2 / ALIGN as u64 * ALIGN as u64;
         let first_rings = u64::from(c.max_frames.min(64)) * ring_bytes(init as usize) as u64;
-        let needed = copy_off + 2 * (pool_off - copy_off + first_rings);
+        let needed = frames_off + 2 * (pool_off - frames_off + first_rings);
         if size < needed {
             return Err(ConfigError {
                 field: "memory_budget_bytes",
@@ -234,10 +233,10 @@ impl Geometry {
             names_words,
             index_off,
             names_off,
-            copy_off,
+            copy: 0,
             frames_off,
             pool_off,
-            pool_size: copy_off + copy_stride - pool_off,
+            pool_size: frames_off + copy_stride - pool_off,
             copy_stride,
             max_ring_capacity: max_ring,
             initial_ring_capacity: init,
@@ -281,7 +280,7 @@ impl Geometry {
             names_words: ld(&h.names_words),
             index_off: ld(&h.index_off),
             names_off: ld(&h.names_off),
-            copy_off: ld(&h.copy_off),
+            copy: 0,
             frames_off: ld(&h.frames_off),
             pool_off: ld(&h.pool_off),
             pool_size: ld(&h.pool_size),
@@ -306,11 +305,9 @@ impl Geometry {
             return corrupt("cache_time_ns");
         }
         let frames_end = (u64::from(g.max_frames) + 1) * std::mem::size_of::<FrameRecord>() as u64;
-        let copy_header = std::mem::size_of::<CopyHeader>() as u64;
         let regions = [
             ("index_off", g.index_off, u64::from(g.index_capacity) * 4),
             ("names_off", g.names_off, g.names_words.saturating_mul(8)),
-            ("copy_off", g.copy_off, copy_header),
             ("frames_off", g.frames_off, frames_end),
             ("pool_off", g.pool_off, g.pool_size),
         ];
@@ -322,10 +319,10 @@ impl Geometry {
             end_prev = off + len;
         }
         // Copy 1 is copy 0 moved by the stride: it must not overlap copy 0 and must fit.
-        let copy_len = end_prev - g.copy_off;
+        let copy_len = end_prev - g.frames_off;
         if !g.copy_stride.is_multiple_of(ALIGN as u64)
             || g.copy_stride < copy_len
-            || g.copy_off.saturating_add(g.copy_stride.saturating_mul(2)) > g.size
+            || g.frames_off.saturating_add(g.copy_stride.saturating_mul(2)) > g.size
         {
             return corrupt("copy_stride");
         }
@@ -336,7 +333,7 @@ impl Geometry {
     pub(crate) fn copy(&self, k: u64) -> Geometry {
         let shift = self.copy_stride * k;
         Geometry {
-            copy_off: self.copy_off + shift,
+            copy: k,
             frames_off: self.frames_off + shift,
             pool_off: self.pool_off + shift,
             ..*self
@@ -371,7 +368,6 @@ impl Geometry {
         st(&h.names_words, self.names_words);
         st(&h.index_off, self.index_off);
         st(&h.names_off, self.names_off);
-        st(&h.copy_off, self.copy_off);
         st(&h.frames_off, self.frames_off);
         st(&h.pool_off, self.pool_off);
         st(&h.pool_size, self.pool_size);

@@ -6,7 +6,7 @@
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use super::layout::{CopyHeader, FrameRecord, Header, RingHeader, Slot, ALIGN, HEADER_SIZE};
+use super::layout::{FrameRecord, Header, RingHeader, Slot, ALIGN, HEADER_SIZE};
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64};
 
 /// What keeps the memory alive.
@@ -119,12 +119,6 @@ impl Region {
         self.at(0)
     }
 
-    /// The header of the copy at byte `off`.
-    #[inline(always)]
-    pub(crate) fn copy_header(&self, off: u64) -> Option<&CopyHeader> {
-        self.at(off)
-    }
-
     /// The frame table's first `n` records (`n` = max frames + 1: id 0 is unused).
     #[inline]
     pub(crate) fn frames(&self, frames_off: u64, n: usize) -> Option<&[FrameRecord]> {
@@ -203,8 +197,7 @@ unsafe impl SharedRecord for Header {}
 unsafe impl SharedRecord for FrameRecord {}
 // SAFETY: as above.
 unsafe impl SharedRecord for RingHeader {}
-// SAFETY: as above.
-unsafe impl SharedRecord for CopyHeader {}
+
 // SAFETY: as above.
 unsafe impl SharedRecord for Slot {}
 // SAFETY: primitive atomic.
