@@ -89,8 +89,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             *rings.entry(f.ring_capacity).or_default() += 1;
         }
     }
-    let tables = stats.arena_size - stats.pool_size;
-    let needed = tables + stats.pool_used;
+    // The arena keeps two copies of the pool (tf_shm::moment's latch).
+    let tables = stats.arena_size - 2 * stats.pool_size;
+    let needed = tables + 2 * stats.pool_used;
     let rings: Vec<String> = rings.iter().map(|(c, n)| format!("\"{c}\":{n}")).collect();
     println!(
         "{{\"cache_time_s\":{},\"groups\":\"{}\",\"frames\":{frames},\"pool_used_bytes\":{},\

@@ -52,7 +52,6 @@ enum Writer {
 struct Report {
     lookups: u64,
     retries: u64,
-    stalled: u64,
     p50: u64,
     p99: u64,
     p999: u64,
@@ -161,7 +160,6 @@ fn reader_loop(view: &ArenaView, secs: f64, newest: i64) -> Report {
     Report {
         lookups: times.len() as u64,
         retries: d.moment_retry,
-        stalled: d.moment_stalled,
         p50: q(0.5),
         p99: q(0.99),
         p999: q(0.999),
@@ -181,9 +179,9 @@ struct Args {
 fn main() {
     let secs = Args::parse().seconds;
     println!(
-        "| writer | transforms written | lookups | retried | retry rate | stalled | p50 ns | p99 ns | p99.9 ns | p99 / no writer |"
+        "| writer | transforms written | lookups | retried | retry rate | p50 ns | p99 ns | p99.9 ns | p99 / no writer |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut base_p99 = 0;
     for (name, case) in [
         ("none", Writer::None),
@@ -197,12 +195,11 @@ fn main() {
             base_p99 = r.p99.max(1);
         }
         println!(
-            "| {name} | {} | {} | {} | {:.4} % | {} | {} | {} | {} | {:.2} |",
+            "| {name} | {} | {} | {} | {:.4} % | {} | {} | {} | {:.2} |",
             r.written,
             r.lookups,
             r.retries,
             100.0 * r.retries as f64 / r.lookups as f64,
-            r.stalled,
             r.p50,
             r.p99,
             r.p999,

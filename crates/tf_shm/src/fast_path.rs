@@ -37,12 +37,9 @@ pub struct Declines {
     /// A lookup by name that found this thread's cache of resolved pairs in use further up
     /// the stack or already gone (thread teardown), so it walked by name.
     pub names_cache: u64,
-    /// A query whose read overlapped a moment the writer was making (`crate::moment`), so it
-    /// was read again: by design only while the writer writes.
+    /// A query read again because the writer moved the moment latch while it read
+    /// (`crate::moment`): by design only while the writer writes, and never a wait.
     pub moment_retry: u64,
-    /// A query answered without one moment: the writer stayed inside one moment past the
-    /// read deadline (stalled or killed mid-message), see `crate::moment`.
-    pub moment_stalled: u64,
 }
 
 thread_local! {
@@ -55,7 +52,6 @@ thread_local! {
         kept_answer: 0,
         names_cache: 0,
         moment_retry: 0,
-        moment_stalled: 0,
     }) };
 }
 

@@ -63,9 +63,9 @@ pub struct ArenaStats {
     pub frames: u32,
     /// `max_frames`.
     pub max_frames: u32,
-    /// Ring pool bytes handed out.
+    /// Ring pool bytes handed out, in each of the arena's two copies (`crate::moment`).
     pub pool_used: u64,
-    /// Ring pool size, bytes.
+    /// Ring pool size of each copy, bytes (the two copies take twice this).
     pub pool_size: u64,
     /// Cache time, ns.
     pub cache_time_ns: i64,
@@ -164,7 +164,7 @@ impl ArenaView {
             arena_size: g.size,
             frames: self.frames_created(),
             max_frames: g.max_frames,
-            pool_used: h.pool_used.load(Ordering::Relaxed),
+            pool_used: self.copy_header().pool_used.load(Ordering::Relaxed),
             pool_size: g.pool_size,
             cache_time_ns: g.cache_time_ns,
             accepted_total: h.accepted_total.load(Ordering::Relaxed),

@@ -69,7 +69,6 @@ pub use rendezvous::{Join, JoinError, LocationError, Owner, Serve, ServeError};
 pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 #[doc(hidden)]
 #[cfg(not(loom))]
-pub use sync::set_read_deadline_for_tests;
 pub use velocity::Velocity;
 pub use view::{ArenaView, FrameHistory};
 pub use writer::{ArenaWriter, CapacityError, SetTransformError, SharedArena, WriteStatus};

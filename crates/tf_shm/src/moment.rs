@@ -1,208 +1,218 @@
-//! One moment per query: every answer is tf2's after some prefix of the writer's inserts.
+//! One moment per query: every answer is tf2's after some prefix of the writer's inserts,
+//! and no reader ever waits for the writer.
 //!
 //! A tf2_ros `Buffer` holds one mutex around each `setTransform` and each query. Here readers
-//! take no lock; instead the writer numbers its *moments* and every query validates that it
-//! read one:
+//! take no lock. The arena keeps two copies of everything the writer changes (the frame table
+//! and the rings; names and the name index are written once and shared), and one word, the
+//! *latch*, says which copy is whole (the Linux kernel's `seqcount_latch`):
 //!
 //! * **Writer** — a moment is one `set_transform` outside a batch, one batch (the bridge makes
 //!   one per received `TFMessage`, so a whole message becomes visible at once, which tf2, adding
-//!   a message one transform at a time, does not give) or one `clear()`. It stores
-//!   `moment_begun = m` (then a Release fence) before its first store, and `moment_done = m`
-//!   (Release) after its last.
-//! * **Reader** — loads `moment_done` (Acquire) as `c`, runs the query, then (Acquire fence)
-//!   loads `moment_begun`: equal to `c`, no store of a later moment was seen (each is ordered
-//!   after its moment's `moment_begun` by the writer's fence) and every store of moment `c` and
-//!   before was (the Acquire load), so the query read the arena as moment `c` left it: one
-//!   tf2 answer. Otherwise the query is read again, with [`crate::ring::Backoff`] while a moment
-//!   is being made.
+//!   a message one transform at a time, does not give) or one `clear()`. [`begin`] makes the
+//!   latch odd (readers go to copy 1, which holds the previous moment) and the writer changes
+//!   copy 0; [`publish`] makes it even (readers go to copy 0, which now holds this moment) and
+//!   the writer makes the same changes to copy 1. Each store of the latch is Release and is
+//!   followed by a Release fence, so every change of a copy is ordered after the latch store
+//!   that sent readers away from it, and before the one that sends them back.
+//! * **Reader** — loads the latch (Acquire) as `s` and runs the query, whose every access to
+//!   the copied records goes to the copy the latch names when it is made (`ArenaView`'s
+//!   accessors load it; an L1 hit); then (Acquire fence) loads the latch again. Unchanged, it
+//!   was `s` at every access in between (it only grows), so the query read copy `s & 1` only;
+//!   the writer did not touch that copy meanwhile, and the copy was whole when the read began
+//!   (the Acquire load): the query read one moment. Otherwise the writer has moved on, and the
+//!   query is read again at once: some copy is always whole, so there is nothing to wait for.
+//!   Wrappers of a store (a cache-time limit, the handover store) need no part in it: the copy
+//!   is chosen where the records are read.
 //!
-//! A lookup that overlaps no moment pays two loads and a compare. One that overlaps one waits
-//! for the writer to finish that moment (one message's inserts, microseconds) and reads again.
-//! A writer that stays inside one moment past the read deadline (stalled, or SIGKILLed
-//! mid-message) leaves readers answering *without* the check, as before it existed: each link
-//! still reads consistently under its own seqlock, but a query may mix the last complete
-//! moment with part of the unfinished one. That moment is remembered per mapping, so later
-//! queries do not wait again until the writer moves on. Counted in
-//! [`crate::fast_path::Declines`] (`moment_retry`, `moment_stalled`).
+//! A lookup that overlaps no latch store pays two loads and a compare. One that does reads
+//! again; every read again means the writer made progress (it changed the latch), so reads
+//! never starve while the writer sleeps, is preempted or is dead. A writer SIGKILLed
+//! mid-moment leaves the latch naming the copy that holds the last complete moment, and
+//! readers answer from that moment forever. Read again counts are in
+//! [`crate::fast_path::Declines`] (`moment_retry`).
 
-use std::sync::atomic::AtomicU64 as LocalU64;
-
-use crate::arena::layout::Header;
 use crate::fast_path::declined;
-use crate::ring::Backoff;
 use crate::sync::{fence, AtomicU64, Ordering};
 
-/// The protocol's two words: the arena header's `moment_begun` and `moment_done`.
-#[derive(Clone, Copy)]
-pub(crate) struct Moments<'a> {
-    pub(crate) begun: &'a AtomicU64,
-    pub(crate) done: &'a AtomicU64,
-}
-
-impl<'a> Moments<'a> {
-    /// The words of `h`.
-    #[inline(always)]
-    pub(crate) fn of(h: &'a Header) -> Moments<'a> {
-        Moments {
-            begun: &h.moment_begun,
-            done: &h.moment_done,
-        }
-    }
-}
-
-/// Starts the writer's next moment; returns its number. Writer only.
-pub(crate) fn begin(h: Moments<'_>) -> u64 {
-    let m = h.done.load(Ordering::Relaxed).wrapping_add(1);
-    h.begun.store(m, Ordering::Relaxed);
-    // Every store of the moment comes after `moment_begun` for a reader that sees it.
+/// Starts the writer's next moment: readers go to copy 1, the writer may change copy 0.
+/// Writer only.
+pub(crate) fn begin(latch: &AtomicU64) {
+    let s = latch.load(Ordering::Relaxed);
+    debug_assert!(s & 1 == 0, "a moment begun twice");
+    latch.store(s.wrapping_add(1), Ordering::Release);
     fence(Ordering::Release);
-    m
 }
 
-/// Completes moment `m` (from [`begin`]). Writer only.
-pub(crate) fn end(h: Moments<'_>, m: u64) {
-    h.done.store(m, Ordering::Release);
+/// Makes the moment visible: readers go to copy 0 (now holding it), the writer may change
+/// copy 1 (to the same). Writer only.
+pub(crate) fn publish(latch: &AtomicU64) {
+    let s = latch.load(Ordering::Relaxed);
+    debug_assert!(s & 1 == 1, "a moment published that was not begun");
+    latch.store(s.wrapping_add(1), Ordering::Release);
+    fence(Ordering::Release);
 }
 
-/// Runs `query` until one run read one moment of `h`'s writer (see the module doc), and
-/// returns that run's answer. `stalled` is the mapping's memory of a moment the writer stayed
-/// in past the deadline.
+/// Runs `query` until one run read one moment (see the module doc), and returns that run's
+/// answer.
 #[inline(always)]
-pub(crate) fn read<R>(h: Moments<'_>, stalled: &LocalU64, mut query: impl FnMut() -> R) -> R {
-    let c = h.done.load(Ordering::Acquire);
+pub(crate) fn read<R>(latch: &AtomicU64, mut query: impl FnMut() -> R) -> R {
+    let s = Start::now(latch);
     let r = query();
-    fence(Ordering::Acquire);
-    if h.begun.load(Ordering::Relaxed) == c {
+    if s.holds(latch) {
         return r;
     }
     // Dropped first, so that the answer and the one read again can share the return slot.
     drop(r);
     // Through a `dyn`: the query's one direct call, above, is the one worth inlining.
-    again(h, stalled, &mut query)
+    read_again(latch, &mut query)
 }
 
-/// A read's start: the last complete moment when it began (see [`read`]).
+/// A read's start: the latch when it began (see [`read`]).
 #[derive(Clone, Copy)]
-pub(crate) struct Begun(u64);
+pub(crate) struct Start(u64);
 
-impl Begun {
+impl Start {
     /// Starts a read.
     #[inline(always)]
-    pub(crate) fn now(h: Moments<'_>) -> Begun {
-        Begun(h.done.load(Ordering::Acquire))
+    pub(crate) fn now(latch: &AtomicU64) -> Start {
+        Start(latch.load(Ordering::Acquire))
     }
 
-    /// Whether everything read since [`Begun::now`] was one moment.
+    /// Whether the copy read since [`Start::now`] held one moment throughout.
     #[inline(always)]
-    pub(crate) fn holds(self, h: Moments<'_>) -> bool {
+    pub(crate) fn holds(self, latch: &AtomicU64) -> bool {
         fence(Ordering::Acquire);
-        h.begun.load(Ordering::Relaxed) == self.0
+        latch.load(Ordering::Relaxed) == self.0
     }
 }
 
-/// [`read`] for a caller that ran the first run itself between [`Begun::now`] and a
-/// [`Begun::holds`] that failed: the runs after it.
+/// [`read`] for a caller whose first run, between [`Start::now`] and [`Start::holds`], did not
+/// hold: reads again, at once, until a run holds.
 #[cold]
 #[inline(never)]
-pub(crate) fn read_again<R>(h: Moments<'_>, stalled: &LocalU64, query: &mut dyn FnMut() -> R) -> R {
-    again(h, stalled, query)
-}
-
-/// [`read`]'s first run overlapped a moment being made: reads again, once no moment is being
-/// made, until a run validates; past the read deadline, answers without the check.
-#[cold]
-#[inline(never)]
-fn again<R>(h: Moments<'_>, stalled: &LocalU64, query: &mut dyn FnMut() -> R) -> R {
-    use std::sync::atomic::Ordering as Local;
-    declined(|d| &mut d.moment_retry);
-    let mut backoff = Backoff::new();
+pub(crate) fn read_again<R>(latch: &AtomicU64, query: &mut dyn FnMut() -> R) -> R {
     loop {
-        let c = h.done.load(Ordering::Acquire);
-        let begun = h.begun.load(Ordering::Relaxed);
-        if begun == c {
-            let r = query();
-            fence(Ordering::Acquire);
-            if h.begun.load(Ordering::Relaxed) == c {
-                return r;
-            }
-        } else if begun == stalled.load(Local::Relaxed) {
-            declined(|d| &mut d.moment_stalled);
-            return query();
-        }
-        if !backoff.wait() {
-            stalled.store(h.begun.load(Ordering::Relaxed), Local::Relaxed);
-            declined(|d| &mut d.moment_stalled);
-            return query();
+        declined(|d| &mut d.moment_retry);
+        let s = Start::now(latch);
+        let r = query();
+        if s.holds(latch) {
+            return r;
         }
     }
 }
 
 /// One run of `query` and whether it read one moment: what [`read`] does first, for tests that
-/// pause the writer between its stores (a run that does not validate is never answered).
+/// pause the writer between its stores.
 #[cfg(test)]
-pub(crate) fn try_once<R>(h: Moments<'_>, query: impl FnOnce() -> R) -> Option<R> {
-    let c = h.done.load(Ordering::Acquire);
+pub(crate) fn try_once<R>(latch: &AtomicU64, query: impl FnOnce() -> R) -> Option<R> {
+    let s = Start::now(latch);
     let r = query();
-    fence(Ordering::Acquire);
-    (h.begun.load(Ordering::Relaxed) == c).then_some(r)
+    s.holds(latch).then_some(r)
+}
+
+/// Two words kept in two copies, written as the writer writes a moment and read as the
+/// view reads them: the protocol alone, for the model check and the stopped-writer test.
+#[cfg(test)]
+mod model {
+    use super::*;
+
+    pub(super) struct Shared {
+        pub(super) latch: AtomicU64,
+        /// `[copy][word]`.
+        pub(super) words: [[AtomicU64; 2]; 2],
+    }
+
+    /// One moment storing `v` in both words.
+    pub(super) fn moment(w: &Shared, v: u64) {
+        begin(&w.latch);
+        for word in &w.words[0] {
+            word.store(v, Ordering::Relaxed);
+        }
+        publish(&w.latch);
+        for word in &w.words[1] {
+            word.store(v, Ordering::Relaxed);
+        }
+    }
+
+    /// Each word from the copy the latch names at its access, as `ArenaView`'s accessors do.
+    pub(super) fn read_copy(s: &Shared) -> (u64, u64) {
+        let word = |i: usize| {
+            let k = s.latch.load(Ordering::Acquire) & 1;
+            s.words[k as usize][i].load(Ordering::Relaxed)
+        };
+        (word(0), word(1))
+    }
 }
 
 /// Model check of the protocol's orderings: run with
 /// `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tf_shm --release --lib moment::loom_model`.
-/// A writer makes two moments, each storing two words that a reader must see together (as two
-/// links of one message: the answer of no moment is one word of each); every read that
-/// validates saw one moment.
+/// A writer makes two moments, each storing two words in each copy that a reader must see
+/// together (as two links of one message: the answer of no moment is one word of each); every
+/// read that validates saw one moment, and a read never fails to validate while the writer
+/// is stopped anywhere (the writer thread is stopped at every point by the model).
 #[cfg(all(test, loom))]
 mod loom_model {
+    use super::model::*;
     use super::*;
     use loom::sync::Arc;
-
-    struct Shared {
-        begun: AtomicU64,
-        done: AtomicU64,
-        a: AtomicU64,
-        b: AtomicU64,
-    }
-
-    impl Shared {
-        fn moments(&self) -> Moments<'_> {
-            Moments {
-                begun: &self.begun,
-                done: &self.done,
-            }
-        }
-    }
 
     #[test]
     fn a_validated_read_saw_one_moment() {
         loom::model(|| {
             let s = Arc::new(Shared {
-                begun: AtomicU64::new(0),
-                done: AtomicU64::new(0),
-                a: AtomicU64::new(0),
-                b: AtomicU64::new(0),
+                latch: AtomicU64::new(0),
+                words: Default::default(),
             });
             let w = s.clone();
             let writer = loom::thread::spawn(move || {
                 for v in 1..=2 {
-                    let m = begin(w.moments());
-                    w.a.store(v, Ordering::Relaxed);
-                    w.b.store(v, Ordering::Relaxed);
-                    end(w.moments(), m);
+                    moment(&w, v);
                 }
             });
-            let read = try_once(s.moments(), || {
-                (s.a.load(Ordering::Relaxed), s.b.load(Ordering::Relaxed))
-            });
-            if let Some((a, b)) = read {
+            if let Some((a, b)) = try_once(&s.latch, || read_copy(&s)) {
                 assert_eq!(a, b, "a validated read mixed two moments");
             }
             writer.join().unwrap();
             // After the writer: the last moment, validated.
-            assert_eq!(
-                try_once(s.moments(), || s.a.load(Ordering::Relaxed)),
-                Some(2)
-            );
+            assert_eq!(try_once(&s.latch, || read_copy(&s)), Some((2, 2)));
         });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::model::*;
+    use super::*;
+
+    #[test]
+    fn a_writer_stopped_anywhere_leaves_a_whole_copy() {
+        // The writer stops (as if killed) after `stop` of its stores; the reader then reads in
+        // one attempt and must validate the last moment the writer published, or the one
+        // before it was published.
+        for stop in 0..=6 {
+            {
+                let s = Shared {
+                    latch: AtomicU64::new(0),
+                    words: Default::default(),
+                };
+                moment(&s, 1);
+                let mut n = 0;
+                let mut step = |f: &dyn Fn()| {
+                    if n < stop {
+                        f();
+                    }
+                    n += 1;
+                };
+                step(&|| begin(&s.latch));
+                step(&|| s.words[0][0].store(2, Ordering::Relaxed));
+                step(&|| s.words[0][1].store(2, Ordering::Relaxed));
+                step(&|| publish(&s.latch));
+                step(&|| s.words[1][0].store(2, Ordering::Relaxed));
+                step(&|| s.words[1][1].store(2, Ordering::Relaxed));
+                let r = try_once(&s.latch, || read_copy(&s));
+                let expected = if stop >= 4 { (2, 2) } else { (1, 1) };
+                assert_eq!(r, Some(expected), "writer stopped after {stop} stores");
+            }
+        }
     }
 }

@@ -15,8 +15,9 @@
 //! * **Reader** — loads `epoch`, `generation`, `head`, then `tail`, searches the dense stamp
 //!   index, reads the slots it needs, then (Acquire fence) re-checks: no slot torn, `epoch` and
 //!   `generation` unchanged, and `claim` not past the oldest logical index it touched plus the
-//!   capacity (no slot it read was reused: lap detection). Otherwise it retries, a bounded
-//!   number of times. The snapshot is the history as of the `head` load, less what was pruned
+//!   capacity (no slot it read was reused: lap detection). Otherwise the read fails, in one
+//!   attempt: inside a moment (`crate::moment`) that means the writer came back to the copy
+//!   being read, and the whole query is read again on the other copy. The snapshot is the history as of the `head` load, less what was pruned
 //!   by the `tail` load (pruning never removes the newest sample, so an empty snapshot is
 //!   re-checked against `head`). Appends and pruning never invalidate a read — pruned slots
 //!   stay intact until reused — so a writer at full speed cannot starve readers.
@@ -30,52 +31,7 @@ use crate::arena::layout::{RingHeader, Slot};
 use crate::arena::region::RingRef;
 use crate::sample::{Sample, Transform};
 use crate::store::History;
-use crate::sync::{fence, spin, Ordering};
-
-/// Backoff of a reader racing the writer: spin briefly, then yield the CPU, and give up with a
-/// typed error only after a deadline. A writer preempted inside its critical window (odd
-/// `epoch` or `seq`) stalls readers for a scheduler time slice, so the bound is in time, not
-/// in attempts; the clock is read only on this slow path.
-pub(crate) struct Backoff {
-    attempts: u32,
-    #[cfg(not(loom))]
-    started: Option<std::time::Instant>,
-}
-
-/// Spins before the first yield.
-#[cfg(not(loom))]
-const SPINS: u32 = 64;
-
-impl Backoff {
-    pub(crate) fn new() -> Backoff {
-        Backoff {
-            attempts: 0,
-            #[cfg(not(loom))]
-            started: None,
-        }
-    }
-
-    /// Waits before the next attempt; `false` when the reader should give up.
-    #[cfg(not(loom))]
-    pub(crate) fn wait(&mut self) -> bool {
-        self.attempts += 1;
-        if self.attempts < SPINS {
-            spin();
-            return true;
-        }
-        let started = *self.started.get_or_insert_with(std::time::Instant::now);
-        std::thread::yield_now();
-        started.elapsed() < crate::sync::read_deadline()
-    }
-
-    /// Under the model checker every retry multiplies the explored states: one retry only.
-    #[cfg(loom)]
-    pub(crate) fn wait(&mut self) -> bool {
-        self.attempts += 1;
-        spin();
-        self.attempts < 2
-    }
-}
+use crate::sync::{fence, Ordering};
 
 /// Writes `s` into `slot` under its seqlock. Writer only.
 pub(crate) fn write_slot(slot: &Slot, s: &Sample) {
@@ -134,19 +90,6 @@ fn try_read_pair(a: &Slot, b: &Slot) -> Option<(Sample, Sample)> {
     fence(Ordering::Acquire);
     let (again_a, again_b) = (a.seq.load(Ordering::Relaxed), b.seq.load(Ordering::Relaxed));
     (seq_a == again_a && seq_b == again_b && (seq_a | seq_b) & 1 == 0).then_some((sa, sb))
-}
-
-/// Reads `slot`, retrying with [`Backoff`]; `None` when it never read consistently.
-pub(crate) fn read_slot(slot: &Slot) -> Option<Sample> {
-    let mut backoff = Backoff::new();
-    loop {
-        if let Some(s) = try_read_slot(slot) {
-            return Some(s);
-        }
-        if !backoff.wait() {
-            return None;
-        }
-    }
 }
 
 /// Writer-side operations on one ring. Only the single writer calls these.
@@ -411,25 +354,19 @@ impl History for Snapshot<'_> {
     }
 }
 
-/// Runs `f` over a consistent snapshot of `ring` (clear generation `generation`), retrying
-/// with [`Backoff`] while the writer races it; `None` when the backoff gives up.
+/// Runs `f` over a consistent snapshot of `ring` (clear generation `generation`), in one
+/// attempt; `None` when the writer raced it. Inside a moment (`crate::moment`) the copy read is
+/// one the writer does not touch, so a race means the writer came back to it, the moment check
+/// fails and the whole query is read again on the other copy: retrying here would only wait
+/// for the writer.
 pub(crate) fn read<R>(
     ring: RingRef<'_>,
     generation: u64,
-    mut f: impl FnMut(&Snapshot<'_>) -> R,
+    f: impl FnOnce(&Snapshot<'_>) -> R,
 ) -> Option<R> {
-    let mut backoff = Backoff::new();
-    loop {
-        if let Some(snap) = Snapshot::begin(ring, generation) {
-            let r = f(&snap);
-            if snap.validate() {
-                return Some(r);
-            }
-        }
-        if !backoff.wait() {
-            return None;
-        }
-    }
+    let snap = Snapshot::begin(ring, generation)?;
+    let r = f(&snap);
+    snap.validate().then_some(r)
 }
 
 /// The start of a single-attempt read: the ring words a [`Snapshot`] starts from.

@@ -15,7 +15,7 @@ use crate::history::{from_bracket, get_data};
 use crate::math::{slerp, slerp_tf2};
 use crate::pair::FramePair;
 use crate::queries::BufferCore;
-use crate::ring::{self, read_slot};
+use crate::ring::{self, try_read_slot};
 use crate::sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 use crate::store::{
     CacheError, FrameStore, History, HistoryLimit, HistorySpan, LatestLink, LinkAt,
@@ -91,6 +91,17 @@ pub struct ArenaView {
     region: Arc<Region>,
     geo: Geometry,
     identity: ArenaIdentity,
+    /// 1: read the copy the latch names; 0: copy 0 only (tests of what the latch prevents).
+    latch_mask: u64,
+}
+
+/// The copy the latch names at one access (`crate::moment`): what the copied records' reads
+/// of one link share, so that the latch is loaded once per link.
+#[derive(Clone, Copy)]
+struct CopyNow<'a> {
+    /// Bytes from copy 0 to it.
+    shift: u64,
+    header: &'a CopyHeader,
 }
 
 /// The reader's constructor of [`Arena`]; the creator's are beside the writer (`writer.rs`).
@@ -125,6 +136,7 @@ impl ArenaView {
             region,
             geo,
             identity,
+            latch_mask: 1,
         }
     }
 
@@ -147,13 +159,53 @@ impl ArenaView {
         &self.geo
     }
 
+    /// Bytes from copy 0 to the copy the latch names now (`crate::moment`): the whole one.
+    /// Loaded at every access to the copied records, so that a query validated by
+    /// `crate::moment::read` read one copy only.
+    #[inline(always)]
+    fn now(&self) -> CopyNow<'_> {
+        let h = self.header();
+        let k = h.latch.load(Ordering::Acquire) & self.latch_mask;
+        CopyNow {
+            shift: k.wrapping_neg() & self.geo.copy_stride,
+            // `& 1`: no bounds check.
+            header: &h.copies[(k & 1) as usize],
+        }
+    }
+
+    /// One past the highest frame id of copy `c`.
+    #[inline(always)]
+    fn count_in(&self, c: CopyNow<'_>) -> FrameId {
+        c.header
+            .frame_count
+            .load(Ordering::Acquire)
+            .min(self.geo.max_frames + 1)
+    }
+
+    /// This view reading copy 0 whatever the latch says: what a reader without the latch
+    /// would read, for the tests of what it prevents.
+    #[cfg(test)]
+    pub(crate) fn pinned_to_copy_0(&self) -> ArenaView {
+        let mut v = self.clone();
+        v.latch_mask = 0;
+        v
+    }
+
+    /// The header of the copy the latch names.
+    #[inline(always)]
+    pub(crate) fn copy_header(&self) -> &CopyHeader {
+        self.now().header
+    }
+
+    /// The record of frame `id` in the copy the latch names.
     #[inline(always)]
     pub(crate) fn record(&self, id: FrameId) -> Result<&FrameRecord, ArenaError> {
-        if id == 0 || id >= self.frame_count() {
+        let now = self.now();
+        if id == 0 || id >= self.count_in(now) {
             return Err(ArenaError::Corrupt { what: "frame id" });
         }
         self.region
-            .frame(self.geo.frames_off, id)
+            .frame(self.geo.frames_off + now.shift, id)
             .ok_or(ArenaError::Corrupt { what: "frame id" })
     }
 
@@ -183,6 +235,16 @@ impl ArenaView {
         &self,
         rec: &FrameRecord,
     ) -> Result<Option<crate::arena::region::RingRef<'_>>, ArenaError> {
+        self.ring_in(rec, self.now())
+    }
+
+    /// [`ArenaView::ring`] in copy `c`.
+    #[inline(always)]
+    fn ring_in(
+        &self,
+        rec: &FrameRecord,
+        c: CopyNow<'_>,
+    ) -> Result<Option<crate::arena::region::RingRef<'_>>, ArenaError> {
         let desc = rec.ring.load(Ordering::Acquire);
         if desc == 0 {
             return Ok(None);
@@ -192,13 +254,10 @@ impl ArenaView {
             return Err(CORRUPT_RING);
         }
         // Inside the pool (whose end is inside the region, checked at attach): one check.
-        let pool_end = self.geo.pool_off + self.geo.pool_size;
+        let pool_off = self.geo.pool_off + c.shift;
+        let pool_end = pool_off + self.geo.pool_size;
         self.region
-            .ring(
-                self.geo.pool_off.saturating_add(off),
-                1usize << log2,
-                pool_end,
-            )
+            .ring(pool_off.saturating_add(off), 1usize << log2, pool_end)
             .map(Some)
             .ok_or(CORRUPT_RING)
     }
@@ -213,7 +272,7 @@ impl ArenaView {
         let Some(r) = self.ring(rec)? else {
             return Ok(None);
         };
-        let generation = self.header().clear_generation.load(Ordering::Acquire);
+        let generation = self.clear_generation();
         ring::read(r, generation, f)
             .map(Some)
             .ok_or(ArenaError::Contended { frame: id })
@@ -222,7 +281,7 @@ impl ArenaView {
     /// The arena's clear generation (bumped by every `clear()`).
     #[inline(always)]
     pub(crate) fn clear_generation(&self) -> u64 {
-        self.header().clear_generation.load(Ordering::Acquire)
+        self.copy_header().clear_generation.load(Ordering::Acquire)
     }
 
     /// Where `id`'s link lives; `None` for a frame without cache, a dynamic frame without a
@@ -293,12 +352,13 @@ impl ArenaView {
     /// case), including a parent id out of range (which the general read reports).
     #[inline(always)]
     fn link_close_fast(&self, id: FrameId, time: i64) -> Option<LinkAt> {
-        let rec = self.region.frame(self.geo.frames_off, id)?;
+        let now = self.now();
+        let rec = self.region.frame(self.geo.frames_off + now.shift, id)?;
         let s = match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => ring::try_read_slot(&rec.static_slot)?,
             KIND_DYNAMIC => {
-                let r = self.ring(rec).ok()??;
-                let generation = self.clear_generation();
+                let r = self.ring_in(rec, now).ok()??;
+                let generation = now.header.clear_generation.load(Ordering::Acquire);
                 match ring::interpolate_at(r, generation, time) {
                     Some((parent, transform)) => Sample {
                         stamp: time,
@@ -311,9 +371,9 @@ impl ArenaView {
                 }
             }
             // A frame without cache (a root), if it is in the table.
-            _ => return (id != NO_FRAME && id < self.frame_count()).then_some(LinkAt::NoCache),
+            _ => return (id != NO_FRAME && id < self.count_in(now)).then_some(LinkAt::NoCache),
         };
-        (s.parent != NO_FRAME && s.parent < self.frame_count()).then_some(LinkAt::Sample(s))
+        (s.parent != NO_FRAME && s.parent < self.count_in(now)).then_some(LinkAt::Sample(s))
     }
 
     /// tf2's `getData` (`getParent` with [`LinkRead::Parent`]) for `id` at `time` (0: newest),
@@ -329,7 +389,8 @@ impl ArenaView {
         let rec = self.record(id)?;
         match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => {
-                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                let s =
+                    try_read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
                 // tf2's StaticCache answers any time with the requested stamp.
                 Ok(LinkAt::Sample(
                     self.check_parent(Sample { stamp: time, ..s })?,
@@ -391,16 +452,14 @@ impl ArenaView {
         time: i64,
     ) -> Result<(i64, Transform), TransformError> {
         // `crate::moment::read`, written out: the answer is made in the return slot.
-        let h = crate::moment::Moments::of(self.header());
-        let begun = crate::moment::Begun::now(h);
+        let latch = &self.header().latch;
+        let start = crate::moment::Start::now(latch);
         let answer = crate::pair::lookup(self, pair, time);
-        if begun.holds(h) {
+        if start.holds(latch) {
             return answer;
         }
         drop(answer);
-        crate::moment::read_again(h, &self.region.stalled_moment, &mut || {
-            crate::pair::lookup(self, pair, time)
-        })
+        crate::moment::read_again(latch, &mut || crate::pair::lookup(self, pair, time))
     }
 
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
@@ -480,11 +539,17 @@ impl ArenaView {
     ///
     /// Errors: as [`ArenaView::frame_samples`].
     pub fn frame_history(&self, id: FrameId) -> Result<FrameHistory, ArenaError> {
+        self.in_one_moment(|v| v.frame_history_now(id))
+    }
+
+    /// [`ArenaView::frame_history`] inside a moment.
+    fn frame_history_now(&self, id: FrameId) -> Result<FrameHistory, ArenaError> {
         let rec = self.record(id)?;
         match rec.kind.load(Ordering::Acquire) {
             KIND_DYNAMIC => {}
             KIND_STATIC => {
-                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                let s =
+                    try_read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
                 return Ok(FrameHistory {
                     samples: vec![self.check_parent(s)?],
                     ..FrameHistory::default()
@@ -522,11 +587,7 @@ impl FrameStore for ArenaView {
     /// One moment of the arena's writer (`crate::moment`).
     #[inline(always)]
     fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
-        crate::moment::read(
-            crate::moment::Moments::of(self.header()),
-            &self.region.stalled_moment,
-            || query(self),
-        )
+        crate::moment::read(&self.header().latch, || query(self))
     }
 
     fn cache_time_ns(&self) -> i64 {
@@ -575,10 +636,7 @@ impl FrameStore for ArenaView {
 
     #[inline(always)]
     fn frame_count(&self) -> FrameId {
-        self.header()
-            .frame_count
-            .load(Ordering::Acquire)
-            .min(self.geo.max_frames + 1)
+        self.count_in(self.now())
     }
 
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
@@ -673,10 +731,10 @@ impl FrameStore for ArenaView {
     /// One bounds check for the frame table, then one load per frame.
     #[inline(always)]
     fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
-        let Some(table) = self
-            .region
-            .frames(self.geo.frames_off, self.geo.max_frames as usize + 1)
-        else {
+        let Some(table) = self.region.frames(
+            self.geo.frames_off + self.now().shift,
+            self.geo.max_frames as usize + 1,
+        ) else {
             return false;
         };
         frames.iter().zip(versions).all(|(&f, &v)| {
@@ -701,7 +759,8 @@ impl FrameStore for ArenaView {
         let rec = self.record(id)?;
         match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => {
-                let s = read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                let s =
+                    try_read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
                 Ok(Some((0, self.check_parent(s)?.parent)))
             }
             KIND_DYNAMIC => {

@@ -5,6 +5,11 @@
 //! at run time: a new name is written, then its record, then its index entry, and only then is
 //! the frame count raised (Release), so readers never see half a frame.
 //!
+//! Two copies (`crate::moment`): the writer makes each moment's changes to copy 0, publishes
+//! the moment, then makes the same changes to copy 1, from a log of what it did to copy 0
+//! (every step of which depends only on the copy's contents, which were equal before). Names
+//! and the name index are written once, in the first pass, and shared by both copies.
+//!
 //! Ring growth: a dynamic frame starts with a small ring from the pool. When the ring is three
 //! quarters full (the free quarter is the lag a reader of the oldest sample may have before its
 //! slot is reused), the writer copies the history into a ring twice as large and publishes the new descriptor with one Release store. Old rings are
@@ -159,6 +164,32 @@ pub struct ArenaWriter {
     unnotified: bool,
     /// The current moment's wall clock, ns ([`ArenaWriter::moment_now`]); 0 until read.
     now_ns: i64,
+    /// Copy 0's geometry; `geo` is the copy being changed.
+    copy0: Geometry,
+    /// What this moment changed in copy 0, to be made in copy 1 after it is published. Kept
+    /// between moments, so that a moment allocates only when it is the largest yet.
+    log: Vec<CopyChange>,
+}
+
+/// One change the writer makes to a copy (see the module doc).
+#[derive(Clone, Copy)]
+enum CopyChange {
+    /// A frame without cache, `id`, named by `name` (a reference into the shared names).
+    Frame { id: FrameId, name: u64 },
+    /// A static sample of frame `id`.
+    Static { id: FrameId, sample: Sample },
+    /// A sample offered to the history of frame `id` (stored, dropped or refused as tf2's
+    /// `insertData` decides: the decision is the copy's, and equal in both).
+    Dynamic { id: FrameId, sample: Sample },
+    /// The record's bookkeeping of a sample accepted for `child`.
+    Accepted {
+        child: FrameId,
+        parent: FrameId,
+        authority: Option<u64>,
+        now: i64,
+    },
+    /// tf2's `clear()`.
+    Clear,
 }
 
 /// The creator's constructors of [`Arena`]; a reader's is beside the view (`view.rs`).
@@ -224,7 +255,7 @@ impl SharedArena {
 impl ArenaWriter {
     pub(crate) fn new(region: Arc<Region>, geo: Geometry) -> ArenaWriter {
         assert!(region.is_writable(), "a writer needs a writable region");
-        ArenaWriter {
+        let w = ArenaWriter {
             region,
             geo,
             frames: FrameIndex::default(),
@@ -233,11 +264,60 @@ impl ArenaWriter {
             batching: false,
             unnotified: false,
             now_ns: 0,
+            copy0: geo,
+            log: Vec::with_capacity(64),
+        };
+        // Frame id 0 is tf2's "no parent" sentinel; real frames start at 1.
+        for copy in &w.header().copies {
+            copy.frame_count.store(1, Ordering::Relaxed);
         }
+        w
     }
 
     fn header(&self) -> &Header {
         self.region.header().expect("own arena has a header")
+    }
+
+    /// The header of the copy being changed.
+    fn copy_header(&self) -> &CopyHeader {
+        &self.header().copies[self.geo.copy as usize]
+    }
+
+    /// Makes `change` to the copy being changed and logs it for the other.
+    fn change(&mut self, change: CopyChange) -> Result<WriteStatus, Stop> {
+        self.log.push(change);
+        self.make(&change)
+    }
+
+    /// Makes `change` to the copy being changed.
+    fn make(&self, change: &CopyChange) -> Result<WriteStatus, Stop> {
+        match *change {
+            CopyChange::Frame { id, name } => self.add_record(id, name),
+            CopyChange::Static { id, sample } => self.store_static(id, &sample),
+            CopyChange::Dynamic { id, sample } => return self.store_dynamic(id, &sample),
+            CopyChange::Accepted {
+                child,
+                parent,
+                authority,
+                now,
+            } => self.note_accepted_record(child, parent, authority, now),
+            CopyChange::Clear => {
+                let g = &self.copy_header().clear_generation;
+                g.store(g.load(Ordering::Relaxed).wrapping_add(1), Ordering::Release);
+            }
+        }
+        Ok(WriteStatus::Stored)
+    }
+
+    /// Publishes the moment and makes its changes to copy 1 (`crate::moment`).
+    fn finish_moment(&mut self) {
+        crate::moment::publish(&self.header().latch);
+        self.geo = self.copy0.copy(1);
+        for change in &self.log {
+            let _ = self.make(change);
+        }
+        self.geo = self.copy0;
+        self.log.clear();
     }
 
     fn record(&self, id: FrameId) -> &FrameRecord {
@@ -291,10 +371,10 @@ impl ArenaWriter {
             transform: v.transform,
         };
         let status = if is_static {
-            self.store_static(child, &sample);
+            let _ = self.change(CopyChange::Static { id: child, sample });
             WriteStatus::Stored
         } else {
-            match self.store_dynamic(child, &sample) {
+            match self.change(CopyChange::Dynamic { id: child, sample }) {
                 Ok(s) => s,
                 Err(Stop::Old) => {
                     let r = Refusal::old_data(old_data_message(v.child, v.stamp, authority));
@@ -319,9 +399,8 @@ impl ArenaWriter {
     /// static frames and frame names stay. One moment (`crate::moment`), or part of a batch's.
     pub fn clear(&mut self) {
         self.batch(|w| {
-            let h = w.header();
-            h.clear_generation.fetch_add(1, Ordering::Release);
-            h.clears_total.fetch_add(1, Ordering::Relaxed);
+            let _ = w.change(CopyChange::Clear);
+            w.header().clears_total.fetch_add(1, Ordering::Relaxed);
             // A waiter's answer may change (e.g. to an extrapolation it should not wait past).
             w.published();
         });
@@ -335,11 +414,11 @@ impl ArenaWriter {
     pub fn batch<R>(&mut self, f: impl FnOnce(&mut ArenaWriter) -> R) -> R {
         /// Ends the outermost batch even if `f` panics, so a moment never stays open in a
         /// live writer and notifications never stay held.
-        struct End<'a>(&'a mut ArenaWriter, Option<u64>);
+        struct End<'a>(&'a mut ArenaWriter, bool);
         impl Drop for End<'_> {
             fn drop(&mut self) {
-                if let Some(m) = self.1 {
-                    crate::moment::end(crate::moment::Moments::of(self.0.header()), m);
+                if self.1 {
+                    self.0.finish_moment();
                     self.0.batching = false;
                     self.0.now_ns = 0;
                     if self.0.unnotified {
@@ -348,8 +427,10 @@ impl ArenaWriter {
                 }
             }
         }
-        let outer = (!self.batching)
-            .then(|| crate::moment::begin(crate::moment::Moments::of(self.header())));
+        let outer = !self.batching;
+        if outer {
+            crate::moment::begin(&self.header().latch);
+        }
         self.batching = true;
         let end = End(self, outer);
         f(&mut *end.0)
@@ -440,7 +521,7 @@ impl ArenaWriter {
     /// Whether the frame table has room for those of `names` not seen yet, so that a refused
     /// sample never leaves half of its frames behind.
     fn check_room(&self, names: &[&str]) -> Result<(), CapacityError> {
-        let count = self.header().frame_count.load(Ordering::Relaxed);
+        let count = self.copy_header().frame_count.load(Ordering::Relaxed);
         let mut free = (self.geo.max_frames + 1).saturating_sub(count);
         for (i, name) in names.iter().enumerate() {
             if self.frames.get(name).is_some() || names[..i].contains(name) {
@@ -462,8 +543,7 @@ impl ArenaWriter {
         if let Some(id) = self.frames.get(name) {
             return Ok(id);
         }
-        let h = self.header();
-        let id = h.frame_count.load(Ordering::Relaxed);
+        let id = self.copy_header().frame_count.load(Ordering::Relaxed);
         if id > self.geo.max_frames {
             return Err(CapacityError::FrameTableFull {
                 frame: name.to_string(),
@@ -471,9 +551,6 @@ impl ArenaWriter {
             });
         }
         let name_ref = self.store_name(name)?;
-        let rec = self.record(id);
-        rec.name.store(name_ref, Ordering::Relaxed);
-        rec.kind.store(KIND_NONE, Ordering::Relaxed);
         let index = self
             .region
             .u32s(self.geo.index_off, self.geo.index_capacity as usize)
@@ -484,9 +561,20 @@ impl ArenaWriter {
         {
             entry.store(id, Ordering::Relaxed);
         }
-        h.frame_count.store(id + 1, Ordering::Release);
+        let _ = self.change(CopyChange::Frame { id, name: name_ref });
         self.frames.insert(name, id);
         Ok(id)
+    }
+
+    /// Frame `id`'s record, without cache, then the copy's frame count past it (Release: a
+    /// reader that counts the frame sees its record and its shared name and index entry).
+    fn add_record(&self, id: FrameId, name: u64) {
+        let rec = self.record(id);
+        rec.name.store(name, Ordering::Relaxed);
+        rec.kind.store(KIND_NONE, Ordering::Relaxed);
+        self.copy_header()
+            .frame_count
+            .store(id + 1, Ordering::Release);
     }
 
     /// Writes `name` into the names region; returns its reference.
@@ -539,7 +627,7 @@ impl ArenaWriter {
 
     /// Allocates a ring of `capacity` samples from the pool; `None` when it does not fit.
     fn allocate_ring(&self, capacity: usize) -> Option<u64> {
-        let h = self.header();
+        let h = self.copy_header();
         let used = h.pool_used.load(Ordering::Relaxed);
         let bytes = ring_bytes(capacity) as u64;
         if used + bytes > self.geo.pool_size {
@@ -551,7 +639,7 @@ impl ArenaWriter {
 
     fn store_dynamic(&self, id: FrameId, s: &Sample) -> Result<WriteStatus, Stop> {
         let rec = self.record(id);
-        let generation = self.header().clear_generation.load(Ordering::Relaxed);
+        let generation = self.copy_header().clear_generation.load(Ordering::Relaxed);
         let was_dynamic = rec.kind.load(Ordering::Relaxed) == KIND_DYNAMIC;
         let ring = match self.ring_of(rec) {
             Some(r) => r,
@@ -650,13 +738,29 @@ impl ArenaWriter {
     }
 
     fn note_accepted(&mut self, child: FrameId, parent: FrameId, authority: &str) {
-        let authority_ref = self.authority_ref(authority);
+        let authority = self.authority_ref(authority);
         let now = self.moment_now();
         let h = self.header();
         // The writer is the only one to store these words: a load and a store each, not a
         // locked read-modify-write.
         bump(&h.accepted_total, Ordering::Relaxed);
         h.last_write_unix_ns.store(now, Ordering::Relaxed);
+        let _ = self.change(CopyChange::Accepted {
+            child,
+            parent,
+            authority,
+            now,
+        });
+    }
+
+    /// The record's part of [`ArenaWriter::note_accepted`], in the copy being changed.
+    fn note_accepted_record(
+        &self,
+        child: FrameId,
+        parent: FrameId,
+        authority_ref: Option<u64>,
+        now: i64,
+    ) {
         let rec = self.record(child);
         let accepted = bump(&rec.accepted, Ordering::Relaxed);
         // Release: readers that keep a time-0 answer take an unchanged count to mean the link

@@ -322,7 +322,7 @@ fn history_check(
         })
         .collect();
     let pool = format!(
-        "ring pool {:.1} of {:.1} MiB used",
+        "ring pool {:.1} of {:.1} MiB used (in each of the arena's two copies)",
         pool_used as f64 / 1048576.0,
         pool_size as f64 / 1048576.0
     );

@@ -2,20 +2,24 @@
 //!
 //! ```text
 //! 0            Header (HEADER_SIZE bytes)
-//! frames_off   FrameRecord × max_frames                       (id 0 unused: "no parent")
 //! index_off    AtomicU32 × index_capacity                     open-addressed name → id
 //! names_off    AtomicU64 × names_words                        frame and authority names
-//! pool_off     rings, bump-allocated, never reused:  RingHeader | stamps: AtomicI64 × cap | Slot × cap
+//! frames_off   copy 0:  FrameRecord × (max_frames + 1)       (id 0 unused: "no parent")
+//! pool_off              rings, bump-allocated, never reused:  RingHeader | stamps: AtomicI64 × cap | Slot × cap
+//! + copy_stride copy 1: the same
 //! ```
-//! Everything is atomics, so a reader racing the writer (or a hostile writer) is never a data
-//! race. Values that come from shared memory are untrusted: readers bounds-check each use.
+//! The frame table and the rings are kept twice, so that one copy is always whole while the
+//! writer changes the other (`crate::moment`); the index and the names are written once per
+//! frame and shared. Everything is atomics, so a reader racing the writer (or a hostile
+//! writer) is never a data race. Values that come from shared memory are untrusted: readers
+//! bounds-check each use.
 
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64};
 
 /// `b"TFSHMAR1"` read as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TFSHMAR1");
 /// Bumped whenever a record's meaning changes without its geometry changing.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Bytes reserved for the header (the struct is smaller; the rest is zero).
 pub const HEADER_SIZE: usize = 4096;
 /// Alignment of every region and ring.
@@ -25,7 +29,7 @@ pub const MAX_NAME_LEN: usize = 1024;
 /// Number of refusal counters in the header (see `RefusalCounter`).
 pub const REFUSAL_COUNTERS: usize = 8;
 
-/// Arena header. Fields above `frame_count` are written once at creation; the rest belong to
+/// Arena header. Fields up to `copy_stride` are written once at creation; the rest belong to
 /// the single writer.
 #[repr(C)]
 pub struct Header {
@@ -51,13 +55,11 @@ pub struct Header {
     pub initial_ring_capacity: AtomicU32,
     pub owner_pid: AtomicU32,
     pub _reserved0: AtomicU32,
-    /// One past the highest published frame id; stored with Release after the frame is whole.
-    pub frame_count: AtomicU32,
-    pub _reserved1: AtomicU32,
-    /// Bumped by `clear()`: rings of an older generation read as empty.
-    pub clear_generation: AtomicU64,
-    /// Bytes of the pool handed out.
-    pub pool_used: AtomicU64,
+    pub _reserved4: AtomicU64,
+    /// Bytes from copy 0 to copy 1 (`frames_off` and `pool_off` of copy 1 are this much
+    /// further).
+    pub copy_stride: AtomicU64,
+    pub _reserved1: AtomicU64,
     /// Words of the names region handed out.
     pub names_used: AtomicU64,
     /// Samples accepted since creation.
@@ -86,12 +88,26 @@ pub struct Header {
     /// consumer of an earlier arena waits for before it swaps), ns since the Unix epoch;
     /// 0 while not ready.
     pub ready_unix_ns: AtomicI64,
-    /// The number of the moment the writer is making or made last: raised (then a Release
-    /// fence) before the first store of a `set_transform` outside a batch, of a batch (one
-    /// received `TFMessage`) or of a `clear()`. See `crate::moment`.
-    pub moment_begun: AtomicU64,
-    /// The number of the last complete moment: stored with Release after its last store.
-    pub moment_done: AtomicU64,
+    /// The moment latch (`crate::moment`): twice the number of moments begun, plus one while
+    /// the writer changes copy 0. Readers read copy `latch & 1`, which is whole.
+    pub latch: AtomicU64,
+    pub _reserved3: AtomicU64,
+    /// What the writer changes of each copy besides its frame records and rings.
+    pub copies: [CopyHeader; 2],
+}
+
+/// What the writer changes of one copy besides its frame records and rings (in the header,
+/// where a reader finds it with no bounds check of its own).
+#[repr(C)]
+pub struct CopyHeader {
+    /// One past the highest published frame id; stored with Release after the frame is whole.
+    pub frame_count: AtomicU32,
+    pub _reserved: AtomicU32,
+    /// Bumped by `clear()`: rings of an older generation read as empty.
+    pub clear_generation: AtomicU64,
+    /// Bytes of the copy's pool handed out.
+    pub pool_used: AtomicU64,
+    pub _pad: [AtomicU64; 5],
 }
 
 /// Words of `Header::waiting`: one bit per participant slot.
@@ -174,7 +190,7 @@ pub struct RingHeader {
     pub tail: AtomicU64,
     /// Odd while a reordering insert rewrites slots in place.
     pub epoch: AtomicU64,
-    /// `Header::clear_generation` the contents belong to; any other value reads as empty.
+    /// `CopyHeader::clear_generation` the contents belong to; any other value reads as empty.
     pub generation: AtomicU64,
     /// One past the highest logical index the writer has started to write: stored *before*
     /// the slot is touched, so readers detect reuse of a slot they read (lap detection).
@@ -233,7 +249,7 @@ pub struct Field {
 /// resized without its row here does not compile.
 macro_rules! shared_records {
     ($($record:ident { $($field:ident : $ty:ty = $off:expr,)* })*) => {
-        /// Every field of every shared record (`Header`, `FrameRecord`, `Slot`, `RingHeader`).
+        /// Every field of every shared record (`Header`, `FrameRecord`, `Slot`, `RingHeader`, `CopyHeader`).
         pub const FIELDS: &[Field] = &[$($(Field {
             record: stringify!($record),
             name: stringify!($field),
@@ -283,10 +299,9 @@ shared_records! {
         initial_ring_capacity: AtomicU32 = 140,
         owner_pid: AtomicU32 = 144,
         _reserved0: AtomicU32 = 148,
-        frame_count: AtomicU32 = 152,
-        _reserved1: AtomicU32 = 156,
-        clear_generation: AtomicU64 = 160,
-        pool_used: AtomicU64 = 168,
+        _reserved4: AtomicU64 = 152,
+        copy_stride: AtomicU64 = 160,
+        _reserved1: AtomicU64 = 168,
         names_used: AtomicU64 = 176,
         accepted_total: AtomicU64 = 184,
         refusals: [AtomicU64; REFUSAL_COUNTERS] = 192,
@@ -298,8 +313,16 @@ shared_records! {
         waiting: [AtomicU64; WAITING_WORDS] = 288,
         messages_lost: AtomicU64 = 320,
         ready_unix_ns: AtomicI64 = 328,
-        moment_begun: AtomicU64 = 336,
-        moment_done: AtomicU64 = 344,
+        latch: AtomicU64 = 336,
+        _reserved3: AtomicU64 = 344,
+        copies: [CopyHeader; 2] = 352,
+    }
+    CopyHeader {
+        frame_count: AtomicU32 = 0,
+        _reserved: AtomicU32 = 4,
+        clear_generation: AtomicU64 = 8,
+        pool_used: AtomicU64 = 16,
+        _pad: [AtomicU64; 5] = 24,
     }
     Slot {
         seq: AtomicU64 = 0,
@@ -339,6 +362,7 @@ const _: () = {
     assert!(size_of::<Header>() <= HEADER_SIZE);
     assert!(size_of::<FrameRecord>() == 208);
     assert!(size_of::<RingHeader>() == 64);
+    assert!(size_of::<CopyHeader>() == 64);
     assert!(align_of::<FrameRecord>() == 8);
 };
 
@@ -395,6 +419,7 @@ mod tests {
             ("Slot", size_of::<Slot>()),
             ("FrameRecord", size_of::<FrameRecord>()),
             ("RingHeader", size_of::<RingHeader>()),
+            ("CopyHeader", size_of::<CopyHeader>()),
         ] {
             let covered: usize = FIELDS
                 .iter()

@@ -142,11 +142,16 @@ pub(crate) struct Geometry {
     pub max_frames: u32,
     pub index_capacity: u32,
     pub names_words: u64,
-    pub frames_off: u64,
     pub index_off: u64,
     pub names_off: u64,
+    /// The copy this geometry reads or writes (`copy(k)`): 0 or 1, its frame table and pool.
+    pub copy: u64,
+    pub frames_off: u64,
     pub pool_off: u64,
+    /// Bytes of each copy's pool.
     pub pool_size: u64,
+    /// Bytes from copy 0 to copy 1.
+    pub copy_stride: u64,
     pub max_ring_capacity: u32,
     pub initial_ring_capacity: u32,
     pub cache_time_ns: i64,
@@ -202,21 +207,22 @@ impl Geometry {
         let index_capacity = ((c.max_frames + 1) * 2).next_power_of_two();
         let names_words =
             (u64::from(c.max_frames) * NAME_BYTES_PER_FRAME / 8).max(1024) + AUTHORITY_WORDS;
-        let frames_off = HEADER_SIZE as u64;
-        let index_off = align_up(frames_off + records * std::mem::size_of::<FrameRecord>() as u64);
+        let index_off = HEADER_SIZE as u64;
         let names_off = align_up(index_off + u64::from(index_capacity) * 4);
-        let pool_off = align_up(names_off + names_words * 8);
+        let frames_off = align_up(names_off + names_words * 8);
+        let pool_off = align_up(frames_off + records * std::mem::size_of::<FrameRecord>() as u64);
         let size = c.memory_budget_bytes as u64 / ALIGN as u64 * ALIGN as u64;
+        // Two copies of the frame table and the pool share what the budget leaves.
+        let copy_stride = size.saturating_sub(frames_off) / 2 / ALIGN as u64 * ALIGN as u64;
         let first_rings = u64::from(c.max_frames.min(64)) * ring_bytes(init as usize) as u64;
-        if size < pool_off + first_rings {
+        let needed = frames_off + 2 * (pool_off - frames_off + first_rings);
+        if size < needed {
             return Err(ConfigError {
                 field: "memory_budget_bytes",
                 reason: format!(
-                    "{} bytes cannot hold the tables for {} frames and a ring pool: need at \
-                     least {} bytes",
-                    c.memory_budget_bytes,
-                    c.max_frames,
-                    pool_off + first_rings
+                    "{} bytes cannot hold the tables for {} frames and a ring pool, twice: \
+                     need at least {needed} bytes",
+                    c.memory_budget_bytes, c.max_frames,
                 ),
             });
         }
@@ -225,11 +231,13 @@ impl Geometry {
             max_frames: c.max_frames,
             index_capacity,
             names_words,
-            frames_off,
             index_off,
             names_off,
+            copy: 0,
+            frames_off,
             pool_off,
-            pool_size: size - pool_off,
+            pool_size: frames_off + copy_stride - pool_off,
+            copy_stride,
             max_ring_capacity: max_ring,
             initial_ring_capacity: init,
             cache_time_ns: c.cache_time_ns,
@@ -270,11 +278,13 @@ impl Geometry {
             max_frames: ld32(&h.max_frames),
             index_capacity: ld32(&h.index_capacity),
             names_words: ld(&h.names_words),
-            frames_off: ld(&h.frames_off),
             index_off: ld(&h.index_off),
             names_off: ld(&h.names_off),
+            copy: 0,
+            frames_off: ld(&h.frames_off),
             pool_off: ld(&h.pool_off),
             pool_size: ld(&h.pool_size),
+            copy_stride: ld(&h.copy_stride),
             max_ring_capacity: ld32(&h.max_ring_capacity),
             initial_ring_capacity: ld32(&h.initial_ring_capacity),
             cache_time_ns: h.cache_time_ns.load(Ordering::Acquire),
@@ -296,9 +306,9 @@ impl Geometry {
         }
         let frames_end = (u64::from(g.max_frames) + 1) * std::mem::size_of::<FrameRecord>() as u64;
         let regions = [
-            ("frames_off", g.frames_off, frames_end),
             ("index_off", g.index_off, u64::from(g.index_capacity) * 4),
             ("names_off", g.names_off, g.names_words.saturating_mul(8)),
+            ("frames_off", g.frames_off, frames_end),
             ("pool_off", g.pool_off, g.pool_size),
         ];
         let mut end_prev = HEADER_SIZE as u64;
@@ -308,7 +318,26 @@ impl Geometry {
             }
             end_prev = off + len;
         }
+        // Copy 1 is copy 0 moved by the stride: it must not overlap copy 0 and must fit.
+        let copy_len = end_prev - g.frames_off;
+        if !g.copy_stride.is_multiple_of(ALIGN as u64)
+            || g.copy_stride < copy_len
+            || g.frames_off.saturating_add(g.copy_stride.saturating_mul(2)) > g.size
+        {
+            return corrupt("copy_stride");
+        }
         Ok(g)
+    }
+
+    /// The geometry of copy `k` (0 or 1): the same arena, its copy's header, frames and pool.
+    pub(crate) fn copy(&self, k: u64) -> Geometry {
+        let shift = self.copy_stride * k;
+        Geometry {
+            copy: k,
+            frames_off: self.frames_off + shift,
+            pool_off: self.pool_off + shift,
+            ..*self
+        }
     }
 
     pub(crate) fn write_header(&self, h: &Header, instance_uuid: [u8; 16], boot_id: [u8; 16]) {
@@ -337,16 +366,15 @@ impl Geometry {
         st32(&h.max_frames, self.max_frames);
         st32(&h.index_capacity, self.index_capacity);
         st(&h.names_words, self.names_words);
-        st(&h.frames_off, self.frames_off);
         st(&h.index_off, self.index_off);
         st(&h.names_off, self.names_off);
+        st(&h.frames_off, self.frames_off);
         st(&h.pool_off, self.pool_off);
         st(&h.pool_size, self.pool_size);
+        st(&h.copy_stride, self.copy_stride);
         st32(&h.max_ring_capacity, self.max_ring_capacity);
         st32(&h.initial_ring_capacity, self.initial_ring_capacity);
         st32(&h.owner_pid, std::process::id());
-        // Frame id 0 is tf2's "no parent" sentinel; real frames start at 1.
-        h.frame_count.store(1, Ordering::Relaxed);
         // Release: a reader that sees the magic sees every field above.
         h.magic.store(MAGIC, Ordering::Release);
     }

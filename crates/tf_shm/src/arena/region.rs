@@ -38,9 +38,6 @@ pub(crate) struct Region {
     base: NonNull<u8>,
     len: usize,
     writable: bool,
-    /// The moment number this process found the writer stuck in past the read deadline
-    /// (`crate::moment`); 0 = none. Process-local, not in the arena.
-    pub(crate) stalled_moment: std::sync::atomic::AtomicU64,
     _backing: Backing,
 }
 
@@ -64,7 +61,6 @@ impl Region {
             base,
             len,
             writable: true,
-            stalled_moment: Default::default(),
             _backing: Backing::Heap(HeapBlock { ptr, layout }),
         })
     }
@@ -75,7 +71,6 @@ impl Region {
             base: NonNull::new(map.as_mut_ptr()).expect("a mapping is never at address 0"),
             len: map.len(),
             writable,
-            stalled_moment: Default::default(),
             _backing: Backing::Mapped(map),
         })
     }
@@ -202,6 +197,7 @@ unsafe impl SharedRecord for Header {}
 unsafe impl SharedRecord for FrameRecord {}
 // SAFETY: as above.
 unsafe impl SharedRecord for RingHeader {}
+
 // SAFETY: as above.
 unsafe impl SharedRecord for Slot {}
 // SAFETY: primitive atomic.

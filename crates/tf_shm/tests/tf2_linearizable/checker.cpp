@@ -10,13 +10,12 @@
 //   Q lookup t s time | Q full t tt s st fixed | Q can t s time | Q canfull t tt s st fixed |
 //   Q lct t s | Q frames
 //   D ...                  (ignored)
-//   R lo hi query path stalled ANSWER
+//   R lo hi query path ANSWER
 //     ANSWER: ok stamp tx ty tz qx qy qz qw | err Class text | ok | t ns | s text
 // Prints "STAT kind.path checked racing failed stale" per class of read and a FAIL line per
 // read of no prefix (the first 20 in full); REPRO gets the scenario and the failing reads.
 // Exit status 0: every read matched; 1: some did not (or an insert's result differs); 2: bad
-// input. A read with `stalled` set was answered past the read deadline without the one-moment
-// check: counted, not failed. A failed read is "stale" when it equals tf2's answer at a prefix
+// input. A failed read is "stale" when it equals tf2's answer at a prefix
 // before its window (before moments the reader had seen complete).
 #include <tf2/buffer_core.h>
 #include <tf2/exceptions.h>
@@ -115,7 +114,6 @@ struct Read
   size_t lo, hi;
   size_t q;
   int path;
-  bool stalled;
   Answer a;
   std::string line;
   bool matched = false;
@@ -396,8 +394,7 @@ int main(int argc, char ** argv)
       r.hi = std::stoull(w.at(2));
       r.q = std::stoull(w.at(3));
       r.path = std::stoi(w.at(4));
-      r.stalled = w.at(5) == "1";
-      r.a = parse_answer(w, 6);
+      r.a = parse_answer(w, 5);
       r.line = line;
       if (r.q >= queries.size() || r.hi < r.lo || r.hi > ops.size()) {
         std::cerr << "checker: bad read " << line << "\n";
@@ -511,15 +508,11 @@ int main(int argc, char ** argv)
     s[0]++;
     s[1] += r.hi > r.lo;
   }
-  size_t shown = 0, stalled_unmatched = 0;
+  size_t shown = 0;
   std::vector<size_t> repro;
   for (size_t i : failed) {
     const Read & r = reads[i];
     const Query & q = queries[r.q];
-    if (r.stalled) {
-      stalled_unmatched++;
-      continue;
-    }
     bad = true;
     repro.push_back(i);
     auto & s = stat[cls_of(q, r.path)];
@@ -559,9 +552,8 @@ int main(int argc, char ** argv)
   for (const auto & [c, s] : stat) {
     std::cout << "STAT " << c << " " << s[0] << " " << s[1] << " " << s[2] << " " << s[3] << "\n";
   }
-  std::cout << "SUMMARY " << esc(name) << ": " << reads.size() << " reads, " << failed.size() -
-    stalled_unmatched << " of no prefix, " << stalled_unmatched <<
-    " unmatched answered past the read deadline\n" << fails.str();
+  std::cout << "SUMMARY " << esc(name) << ": " << reads.size() << " reads, " << failed.size() <<
+    " of no prefix\n" << fails.str();
   if (bad && argc > 2) {
     std::ofstream out(argv[2]);
     for (const auto & h : head) {
