@@ -148,8 +148,8 @@ mod model {
 /// `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tf_shm --release --lib moment::loom_model`.
 /// A writer makes two moments, each storing two words in each copy that a reader must see
 /// together (as two links of one message: the answer of no moment is one word of each); every
-/// read that validates saw one moment, and a read never fails to validate while the writer
-/// is stopped anywhere (the writer thread is stopped at every point by the model).
+/// read that validates saw one moment. (That a writer stopped anywhere leaves a read that
+/// validates is the plain test `tests::a_writer_stopped_anywhere_leaves_a_whole_copy`.)
 #[cfg(all(test, loom))]
 mod loom_model {
     use super::model::*;

@@ -159,8 +159,8 @@ impl ArenaView {
         &self.geo
     }
 
-    /// Bytes from copy 0 to the copy the latch names now (`crate::moment`): the whole one.
-    /// Loaded at every access to the copied records, so that a query validated by
+    /// The copy the latch names now (`crate::moment`): the whole one. Taken at every access
+    /// to the copied records (once per link read), so that a query validated by
     /// `crate::moment::read` read one copy only.
     #[inline(always)]
     fn now(&self) -> CopyNow<'_> {

@@ -2,8 +2,9 @@
 //!
 //! Validation is tf2 ROS 2's ([`crate::validate`]); insertion follows `TimeCache::insertData`
 //! ([`crate::history::insert_decision`]) on the frame's ring (the crate's `ring` module). Frames appear
-//! at run time: a new name is written, then its record, then its index entry, and only then is
-//! the frame count raised (Release), so readers never see half a frame.
+//! at run time: a new name and its index entry are written (shared by both copies), then the
+//! copy's record, and only then is the copy's frame count raised (Release), so readers never
+//! see half a frame (an index entry past the count is skipped).
 //!
 //! Two copies (`crate::moment`): the writer makes each moment's changes to copy 0, publishes
 //! the moment, then makes the same changes to copy 1, from a log of what it did to copy 0
