@@ -1,107 +1,15 @@
 //! What can go wrong at the rendezvous, one enum per role: [`JoinError`] for a consumer joining
-//! an arena, [`ServeError`] for the owner creating and serving one, and [`LocationError`] for
-//! what both share (finding and checking the rendezvous directory). Each message says what to do.
+//! an arena and [`ServeError`] for the owner creating and serving one. What both share, finding
+//! and checking the rendezvous directory, fails with [`LocationError`], the error of
+//! [`discovery`](super::discovery). Each message says what to do.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::discovery::Location;
+use super::discovery::{Location, LocationError};
 use super::wire::Status;
 use crate::arena::{AttachError, CreateError};
-
-/// Why the rendezvous of an arena (`<runtime dir>/<domain>/<name>.{lock,sock}`) cannot be used.
-#[derive(Debug)]
-pub enum LocationError {
-    /// A set environment variable (`TF_SHM_RUNTIME_DIR`, `TF_SHM_DOMAIN`, `ROS_DOMAIN_ID`,
-    /// `TF_SHM_NAME`, `XDG_RUNTIME_DIR`) is invalid.
-    InvalidEnv {
-        /// The variable.
-        var: &'static str,
-        /// Its value.
-        value: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// The arena name is invalid: empty, longer than 64 bytes, containing `/` or NUL, or `.`
-    /// or `..`.
-    InvalidName {
-        /// The name.
-        name: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// The socket path does not fit in a Unix socket address (107 bytes).
-    PathTooLong {
-        /// The path.
-        path: PathBuf,
-    },
-    /// A rendezvous directory is not safe to use: not a directory, another user's, or
-    /// writable by other users.
-    UnsafeDir {
-        /// The directory.
-        path: PathBuf,
-        /// Why.
-        reason: &'static str,
-    },
-    /// Inspecting, creating or changing a rendezvous directory or file failed.
-    Io {
-        /// What was being done.
-        op: &'static str,
-        /// On which path.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-}
-
-impl LocationError {
-    pub(crate) fn io(op: &'static str, path: &Path, source: std::io::Error) -> LocationError {
-        LocationError::Io {
-            op,
-            path: path.to_owned(),
-            source,
-        }
-    }
-}
-
-impl fmt::Display for LocationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LocationError::InvalidEnv { var, value, reason } => write!(
-                f,
-                "environment variable {var}={value:?} is invalid: {reason}; fix or unset it"
-            ),
-            LocationError::InvalidName { name, reason } => {
-                write!(f, "arena name {name:?} is invalid: it {reason}")
-            }
-            LocationError::PathTooLong { path } => write!(
-                f,
-                "socket path {} is longer than a Unix socket allows: set TF_SHM_RUNTIME_DIR to a \
-                 shorter directory",
-                path.display()
-            ),
-            LocationError::UnsafeDir { path, reason } => write!(
-                f,
-                "refusing {}: it {reason}; remove it or set TF_SHM_RUNTIME_DIR to a directory \
-                 of your own",
-                path.display()
-            ),
-            LocationError::Io { op, path, source } => {
-                write!(f, "cannot {op} {}: {source}", path.display())
-            }
-        }
-    }
-}
-
-impl std::error::Error for LocationError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            LocationError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
 
 /// Why an owner refused a consumer's hello.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -60,8 +60,8 @@ pub mod wire;
 use std::fmt;
 use std::sync::Arc;
 
-pub use discovery::Location;
-pub use errors::{JoinError, LocationError, Refusal, ServeError};
+pub use discovery::{Location, LocationError};
+pub use errors::{JoinError, Refusal, ServeError};
 pub use join::Join;
 pub use participants::{participants, Participant, Participants};
 pub use serve::{Owner, Serve};
