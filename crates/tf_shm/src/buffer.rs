@@ -25,7 +25,6 @@ use crate::queries::BufferCore;
 use crate::rendezvous::join::{join, Attachment, JoinSpec, RETRY};
 use crate::rendezvous::{Join, JoinError, Location};
 use crate::sample::{Transform, TransformStamped};
-use crate::store::FrameStore;
 use crate::view::ArenaView;
 
 /// Longest single sleep of a waiting call: bounds how late a wait notices an arena swap that
@@ -351,8 +350,8 @@ impl Buffer {
 impl BufferCore for Buffer {
     type Store = BufferStore;
 
-    fn with_store<R>(&self, f: impl FnMut(&BufferStore) -> R) -> R {
-        self.view_guard().in_one_moment(f)
+    fn with_store<R>(&self, f: impl FnOnce(&BufferStore) -> R) -> R {
+        f(&self.view_guard())
     }
 }
 

@@ -211,7 +211,12 @@ impl<'a, S: FrameStore> CacheLimited<'a, S> {
 }
 
 impl<S: FrameStore> FrameStore for CacheLimited<'_, S> {
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+    type Moment<'m>
+        = Self
+    where
+        Self: 'm;
+
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
         self.inner.in_one_moment(|_| query(self))
     }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {

@@ -50,7 +50,12 @@ pub fn chain_as_vector<S: FrameStore>(
 struct UnknownAsRoot<'a, S>(&'a S);
 
 impl<S: FrameStore> FrameStore for UnknownAsRoot<'_, S> {
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+    type Moment<'m>
+        = Self
+    where
+        Self: 'm;
+
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
         self.0.in_one_moment(|_| query(self))
     }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {

@@ -42,7 +42,12 @@ fn put(w: &mut ArenaWriter, parent: &str, child: &str, stamp: i64, x: f64, is_st
 }
 
 impl FrameStore for Racing {
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+    type Moment<'m>
+        = Self
+    where
+        Self: 'm;
+
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
         query(self)
     }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {

@@ -62,7 +62,7 @@ pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError};
 pub use buffer::Buffer;
 pub use cache_limit::{CacheLimited, ClearMark};
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
-pub use follow::{handover_store, BufferStore};
+pub use follow::{handover_store, BufferMoment, BufferStore};
 pub use pair::FramePair;
 pub use queries::BufferCore;
 pub use rendezvous::{Join, JoinError, LocationError, Owner, Serve, ServeError};

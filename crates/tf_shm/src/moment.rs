@@ -14,15 +14,16 @@
 //!   the writer makes the same changes to copy 1. Each store of the latch is Release and is
 //!   followed by a Release fence, so every change of a copy is ordered after the latch store
 //!   that sent readers away from it, and before the one that sends them back.
-//! * **Reader** — loads the latch (Acquire) as `s` and runs the query, whose every access to
-//!   the copied records goes to the copy the latch names when it is made (`ArenaView`'s
-//!   accessors load it; an L1 hit); then (Acquire fence) loads the latch again. Unchanged, it
-//!   was `s` at every access in between (it only grows), so the query read copy `s & 1` only;
-//!   the writer did not touch that copy meanwhile, and the copy was whole when the read began
-//!   (the Acquire load): the query read one moment. Otherwise the writer has moved on, and the
-//!   query is read again at once: some copy is always whole, so there is nothing to wait for.
-//!   Wrappers of a store (a cache-time limit, the handover store) need no part in it: the copy
-//!   is chosen where the records are read.
+//! * **Reader** — loads the latch (Acquire) as `s` and runs the query on copy `s & 1` (the
+//!   view's `CopyView`: every access of the query to the copied records goes to it); then
+//!   (Acquire fence) loads the latch again. Unchanged, the writer did not touch that copy
+//!   meanwhile (it changes a copy only after a latch store that sends readers away from it),
+//!   and the copy was whole when the read began (the Acquire load): the query read one moment.
+//!   Otherwise the writer has moved on, and the query is read again at once: some copy is
+//!   always whole, so there is nothing to wait for. A wrapper of a view (a cache-time limit,
+//!   the handover store) runs its query inside the view's moment and reads through the view's
+//!   own calls, each on the copy the latch names at it: validated as one, they too read copy
+//!   `s & 1` only (the latch only grows).
 //!
 //! A lookup that overlaps no latch store pays two loads and a compare. One that does reads
 //! again; every read again means the writer made progress (it changed the latch), so reads
@@ -55,9 +56,9 @@ pub(crate) fn publish(latch: &AtomicU64) {
 /// Runs `query` until one run read one moment (see the module doc), and returns that run's
 /// answer.
 #[inline(always)]
-pub(crate) fn read<R>(latch: &AtomicU64, mut query: impl FnMut() -> R) -> R {
+pub(crate) fn read<R>(latch: &AtomicU64, mut query: impl FnMut(u64) -> R) -> R {
     let s = Start::now(latch);
-    let r = query();
+    let r = query(s.0);
     if s.holds(latch) {
         return r;
     }
@@ -78,6 +79,12 @@ impl Start {
         Start(latch.load(Ordering::Acquire))
     }
 
+    /// The latch's value at the start: the copy to read is `latch() & 1`.
+    #[inline(always)]
+    pub(crate) fn latch(self) -> u64 {
+        self.0
+    }
+
     /// Whether the copy read since [`Start::now`] held one moment throughout.
     #[inline(always)]
     pub(crate) fn holds(self, latch: &AtomicU64) -> bool {
@@ -90,11 +97,11 @@ impl Start {
 /// hold: reads again, at once, until a run holds.
 #[cold]
 #[inline(never)]
-pub(crate) fn read_again<R>(latch: &AtomicU64, query: &mut dyn FnMut() -> R) -> R {
+pub(crate) fn read_again<R>(latch: &AtomicU64, query: &mut dyn FnMut(u64) -> R) -> R {
     loop {
         declined(|d| &mut d.moment_retry);
         let s = Start::now(latch);
-        let r = query();
+        let r = query(s.0);
         if s.holds(latch) {
             return r;
         }
@@ -104,9 +111,9 @@ pub(crate) fn read_again<R>(latch: &AtomicU64, query: &mut dyn FnMut() -> R) -> 
 /// One run of `query` and whether it read one moment: what [`read`] does first, for tests that
 /// pause the writer between its stores.
 #[cfg(test)]
-pub(crate) fn try_once<R>(latch: &AtomicU64, query: impl FnOnce() -> R) -> Option<R> {
+pub(crate) fn try_once<R>(latch: &AtomicU64, query: impl FnOnce(u64) -> R) -> Option<R> {
     let s = Start::now(latch);
-    let r = query();
+    let r = query(s.0);
     s.holds(latch).then_some(r)
 }
 
@@ -134,13 +141,14 @@ mod model {
         }
     }
 
-    /// Each word from the copy the latch names at its access, as `ArenaView`'s accessors do.
-    pub(super) fn read_copy(s: &Shared) -> (u64, u64) {
-        let word = |i: usize| {
-            let k = s.latch.load(Ordering::Acquire) & 1;
-            s.words[k as usize][i].load(Ordering::Relaxed)
-        };
-        (word(0), word(1))
+    /// Both words from copy `k & 1`, `k` the latch at the read's start, as a query on a
+    /// `CopyView` reads them.
+    pub(super) fn read_copy(s: &Shared, k: u64) -> (u64, u64) {
+        let copy = &s.words[(k & 1) as usize];
+        (
+            copy[0].load(Ordering::Relaxed),
+            copy[1].load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -169,12 +177,12 @@ mod loom_model {
                     moment(&w, v);
                 }
             });
-            if let Some((a, b)) = try_once(&s.latch, || read_copy(&s)) {
+            if let Some((a, b)) = try_once(&s.latch, |k| read_copy(&s, k)) {
                 assert_eq!(a, b, "a validated read mixed two moments");
             }
             writer.join().unwrap();
             // After the writer: the last moment, validated.
-            assert_eq!(try_once(&s.latch, || read_copy(&s)), Some((2, 2)));
+            assert_eq!(try_once(&s.latch, |k| read_copy(&s, k)), Some((2, 2)));
         });
     }
 }
@@ -209,7 +217,7 @@ mod tests {
                 step(&|| publish(&s.latch));
                 step(&|| s.words[1][0].store(2, Ordering::Relaxed));
                 step(&|| s.words[1][1].store(2, Ordering::Relaxed));
-                let r = try_once(&s.latch, || read_copy(&s));
+                let r = try_once(&s.latch, |k| read_copy(&s, k));
                 let expected = if stop >= 4 { (2, 2) } else { (1, 1) };
                 assert_eq!(r, Some(expected), "writer stopped after {stop} stores");
             }

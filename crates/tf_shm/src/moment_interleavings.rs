@@ -218,7 +218,7 @@ fn writer_paused(class: &Class, qs: &[Query], before: &[String], after: &[String
                 // itself: at once, in one attempt — nothing waits for the paused writer.
                 let published = v2.header().latch.load(crate::sync::Ordering::Relaxed) & 1 == 0;
                 let expected = if published { &a2[i] } else { &b2[i] };
-                let checked = crate::moment::try_once(&v2.header().latch, || walk_on(&v2, q));
+                let checked = crate::moment::try_once(&v2.header().latch, |_| walk_on(&v2, q));
                 assert_eq!(
                     checked.as_ref(),
                     Some(expected),

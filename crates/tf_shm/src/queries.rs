@@ -10,14 +10,22 @@ use crate::store::FrameStore;
 use crate::velocity::{self, Velocity};
 use crate::{chain, frames_dot, walk};
 
+/// `$body` with `$s` bound to one moment of the store answering now (`$body` may run more than
+/// once).
+macro_rules! in_moment {
+    ($self:ident, |$s:ident| $body:expr) => {
+        $self.with_store(|store| store.in_one_moment(|$s| $body))
+    };
+}
+
 /// tf2's `BufferCore` queries. Implement [`BufferCore::with_store`]; every query is provided.
 pub trait BufferCore {
     /// The frame store the queries read.
     type Store: FrameStore;
 
-    /// Runs `f` on the store answering now (for a [`crate::Buffer`], its current arena), in
-    /// one moment of it ([`FrameStore::in_one_moment`]; `f` may run more than once).
-    fn with_store<R>(&self, f: impl FnMut(&Self::Store) -> R) -> R;
+    /// Runs `f` once on the store answering now (for a [`crate::Buffer`], its current
+    /// arena). Each query runs in one moment of it ([`FrameStore::in_one_moment`]).
+    fn with_store<R>(&self, f: impl FnOnce(&Self::Store) -> R) -> R;
 
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
     /// latest common time). See [`walk::lookup_transform`].
@@ -30,7 +38,7 @@ pub trait BufferCore {
         source: &'a str,
         time: i64,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        self.with_store(|s| crate::pair::lookup_names(s, target, source, time))
+        in_moment!(self, |s| crate::pair::lookup_names(s, target, source, time))
     }
 
     /// tf2's two-time `lookupTransform(target, target_time, source, source_time, fixed)`. See
@@ -46,7 +54,7 @@ pub trait BufferCore {
         source_time: i64,
         fixed: &str,
     ) -> Result<TransformStamped<'a>, TransformError> {
-        self.with_store(|s| {
+        in_moment!(self, |s| {
             walk::lookup_transform_full(s, target, target_time, source, source_time, fixed)
         })
     }
@@ -57,7 +65,7 @@ pub trait BufferCore {
     /// # Errors
     /// The error tf2 would report, in the class the lookup would throw.
     fn can_transform(&self, target: &str, source: &str, time: i64) -> Result<(), TransformError> {
-        self.with_store(|s| walk::can_transform(s, target, source, time))
+        in_moment!(self, |s| walk::can_transform(s, target, source, time))
     }
 
     /// tf2's two-time `canTransform`. See [`walk::can_transform_full`].
@@ -72,7 +80,7 @@ pub trait BufferCore {
         source_time: i64,
         fixed: &str,
     ) -> Result<(), TransformError> {
-        self.with_store(|s| {
+        in_moment!(self, |s| {
             walk::can_transform_full(s, target, target_time, source, source_time, fixed)
         })
     }
@@ -82,7 +90,7 @@ pub trait BufferCore {
     /// # Errors
     /// See [`walk::get_latest_common_time`].
     fn get_latest_common_time(&self, target: &str, source: &str) -> Result<i64, TransformError> {
-        self.with_store(|s| walk::get_latest_common_time(s, target, source))
+        in_moment!(self, |s| walk::get_latest_common_time(s, target, source))
     }
 
     /// tf2's `allFramesAsString()`.
@@ -90,7 +98,7 @@ pub trait BufferCore {
     /// # Errors
     /// Only an unreadable store.
     fn all_frames_as_string(&self) -> Result<String, ArenaError> {
-        self.with_store(walk::all_frames_as_string)
+        in_moment!(self, |s| walk::all_frames_as_string(s))
     }
 
     /// tf2's `allFramesAsYAML(now)`; `now` in ns (0 omits `transform_delay`).
@@ -98,7 +106,7 @@ pub trait BufferCore {
     /// # Errors
     /// Only an unreadable store.
     fn all_frames_as_yaml(&self, now: i64) -> Result<String, ArenaError> {
-        self.with_store(|s| walk::all_frames_as_yaml(s, now))
+        in_moment!(self, |s| walk::all_frames_as_yaml(s, now))
     }
 
     /// tf2's `_frameExists(name)` (`"NO_PARENT"` exists, as in tf2).
@@ -106,7 +114,7 @@ pub trait BufferCore {
     /// # Errors
     /// Only an unreadable store.
     fn frame_exists(&self, name: &str) -> Result<bool, ArenaError> {
-        self.with_store(|s| walk::frame_exists(s, name))
+        in_moment!(self, |s| walk::frame_exists(s, name))
     }
 
     /// tf2's `getAllFrameNames()`: every known frame, in id order.
@@ -114,7 +122,7 @@ pub trait BufferCore {
     /// # Errors
     /// Only an unreadable store.
     fn get_all_frame_names(&self) -> Result<Vec<String>, ArenaError> {
-        self.with_store(walk::get_all_frame_names)
+        in_moment!(self, |s| walk::get_all_frame_names(s))
     }
 
     /// tf2's `_getParent(frame, time)`: `frame`'s parent at `time` ns (0 = newest); `None` for
@@ -123,7 +131,7 @@ pub trait BufferCore {
     /// # Errors
     /// Only an unreadable store.
     fn get_parent(&self, frame: &str, time: i64) -> Result<Option<String>, ArenaError> {
-        self.with_store(|s| walk::get_parent(s, frame, time))
+        in_moment!(self, |s| walk::get_parent(s, frame, time))
     }
 
     /// tf2's `_chainAsVector(target, target_time, source, source_time, fixed)` (tf2_py's
@@ -139,7 +147,7 @@ pub trait BufferCore {
         source_time: i64,
         fixed: &str,
     ) -> Result<Vec<String>, TransformError> {
-        self.with_store(|s| {
+        in_moment!(self, |s| {
             chain::chain_as_vector(s, target, target_time, source, source_time, fixed)
         })
     }
@@ -150,7 +158,7 @@ pub trait BufferCore {
     /// # Errors
     /// Only an unreadable store.
     fn all_frames_as_dot(&self, now: i64) -> Result<String, ArenaError> {
-        self.with_store(|s| frames_dot::all_frames_as_dot(s, now))
+        in_moment!(self, |s| frames_dot::all_frames_as_dot(s, now))
     }
 
     /// tf2's `lookupVelocity(tracking, observation, time, averaging_interval)` (ns). See
@@ -165,7 +173,7 @@ pub trait BufferCore {
         time: i64,
         averaging_interval: i64,
     ) -> Result<Velocity, TransformError> {
-        self.with_store(|s| {
+        in_moment!(self, |s| {
             velocity::lookup_velocity(s, tracking, observation, time, averaging_interval)
         })
     }
@@ -186,7 +194,7 @@ pub trait BufferCore {
         time: i64,
         averaging_interval: i64,
     ) -> Result<Velocity, TransformError> {
-        self.with_store(|s| {
+        in_moment!(self, |s| {
             velocity::lookup_velocity_full(
                 s,
                 tracking,
@@ -202,14 +210,14 @@ pub trait BufferCore {
 
     /// tf2's `getCacheLength()`: how long a dynamic frame's history reaches back, ns.
     fn get_cache_length(&self) -> i64 {
-        self.with_store(|s| s.cache_time_ns())
+        in_moment!(self, |s| s.cache_time_ns())
     }
 }
 
 impl<S: FrameStore> BufferCore for S {
     type Store = S;
 
-    fn with_store<R>(&self, f: impl FnMut(&S) -> R) -> R {
-        self.in_one_moment(f)
+    fn with_store<R>(&self, f: impl FnOnce(&S) -> R) -> R {
+        f(self)
     }
 }

@@ -45,15 +45,22 @@ pub trait FrameStore {
     fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError>;
     /// The authority (publisher) recorded with the frame's newest sample, if any.
     fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError>;
-    /// Runs `query` on this store so that everything it reads is one state of the store, as
+    /// Runs `query` on one state of this store ([`FrameStore::Moment`]), as
     /// tf2's `BufferCore` under its mutex: for a store a writer fills while it is read (an arena),
     /// one moment of that writer, reading again when a run overlapped one being made
     /// (`crate::moment`); for a store nobody writes while it is read, `query(self)`. Every tf2
     /// query ([`crate::queries::BufferCore`], [`crate::ArenaView::lookup_pair`]) runs inside
     /// it. Required, so that no wrapper can drop it: a wrapper runs its inner store's.
-    fn in_one_moment<R>(&self, query: impl FnMut(&Self) -> R) -> R
+    fn in_one_moment<'s, R>(&'s self, query: impl FnMut(&Self::Moment<'s>) -> R) -> R
     where
         Self: Sized;
+    /// The store [`FrameStore::in_one_moment`] runs a query on: one state of this store (an
+    /// arena view's: the copy its latch named, [`crate::view::CopyView`]); `Self` for a store
+    /// whose own calls are that state (nobody writes it, or a wrapper whose inner store chose
+    /// it).
+    type Moment<'m>: FrameStore
+    where
+        Self: 'm;
     /// tf2's cache time (`getCacheLength`), ns ([`DEFAULT_CACHE_TIME_NS`] for a store without
     /// its own).
     fn cache_time_ns(&self) -> i64;

@@ -22,7 +22,7 @@ use crate::store::{
 };
 use crate::sync::Ordering;
 
-/// How [`ArenaView::link_sample`] answers between two samples of a dynamic link.
+/// How [`CopyView::link_sample`] answers between two samples of a dynamic link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LinkRead {
     /// tf2's `getParent`: the older sample, not interpolated.
@@ -34,7 +34,7 @@ pub(crate) enum LinkRead {
     SeriesSlerp,
 }
 
-/// A link's newest sample as [`ArenaView::newest`] reads it.
+/// A link's newest sample as [`CopyView::newest`] reads it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Newest {
     /// The sample, stamped with tf2's latest time of the link (`getLatestTimeAndParent`): its
@@ -95,11 +95,18 @@ pub struct ArenaView {
     latch_mask: u64,
 }
 
-/// The copy the latch names at one access (`crate::moment`): what the copied records' reads
-/// of one link share, so that the latch is loaded once per link.
+/// One copy of the arena as a query reads it: the copy the latch named when the read began
+/// (`crate::moment`, the kernel's `seqcount_latch`). Every access of one query to the copied
+/// records (frame table, rings, copy header) goes to that copy, so a query loads the latch
+/// once to start and once to validate. Made by [`ArenaView`]'s `in_one_moment` (and for one
+/// call of its [`FrameStore`] methods outside a moment); not kept beyond a query.
 #[derive(Clone, Copy)]
-struct CopyNow<'a> {
-    /// Bytes from copy 0 to it.
+pub struct CopyView<'a> {
+    view: &'a ArenaView,
+    // The view's, borrowed once: the hot reads go through one pointer less.
+    region: &'a Region,
+    geo: &'a Geometry,
+    /// Bytes from copy 0 to this copy.
     shift: u64,
     header: &'a CopyHeader,
 }
@@ -159,29 +166,6 @@ impl ArenaView {
         &self.geo
     }
 
-    /// The copy the latch names now (`crate::moment`): the whole one. Taken at every access
-    /// to the copied records (once per link read), so that a query validated by
-    /// `crate::moment::read` read one copy only.
-    #[inline(always)]
-    fn now(&self) -> CopyNow<'_> {
-        let h = self.header();
-        let k = h.latch.load(Ordering::Acquire) & self.latch_mask;
-        CopyNow {
-            shift: k.wrapping_neg() & self.geo.copy_stride,
-            // `& 1`: no bounds check.
-            header: &h.copies[(k & 1) as usize],
-        }
-    }
-
-    /// One past the highest frame id of copy `c`.
-    #[inline(always)]
-    fn count_in(&self, c: CopyNow<'_>) -> FrameId {
-        c.header
-            .frame_count
-            .load(Ordering::Acquire)
-            .min(self.geo.max_frames + 1)
-    }
-
     /// This view reading copy 0 whatever the latch says: what a reader without the latch
     /// would read, for the tests of what it prevents.
     #[cfg(test)]
@@ -191,21 +175,64 @@ impl ArenaView {
         v
     }
 
-    /// The header of the copy the latch names.
+    /// Copy `k & 1` of the arena (with the view's latch mask), `k` a value of the latch.
     #[inline(always)]
-    pub(crate) fn copy_header(&self) -> &CopyHeader {
-        self.now().header
+    pub(crate) fn copy(&self, k: u64) -> CopyView<'_> {
+        let k = k & self.latch_mask;
+        CopyView {
+            view: self,
+            region: &self.region,
+            geo: &self.geo,
+            shift: k.wrapping_neg() & self.geo.copy_stride,
+            // `& 1`: no bounds check.
+            header: &self.header().copies[(k & 1) as usize],
+        }
     }
 
-    /// The record of frame `id` in the copy the latch names.
+    /// The copy the latch names now: for one access outside a moment.
+    #[inline(always)]
+    pub(crate) fn copy_now(&self) -> CopyView<'_> {
+        self.copy(self.header().latch.load(Ordering::Acquire))
+    }
+
+    /// The header of the copy the latch names now.
+    #[inline(always)]
+    pub(crate) fn copy_header(&self) -> &CopyHeader {
+        self.copy_now().header
+    }
+
+    /// The record of frame `id` in the copy the latch names now.
     #[inline(always)]
     pub(crate) fn record(&self, id: FrameId) -> Result<&FrameRecord, ArenaError> {
-        let now = self.now();
-        if id == 0 || id >= self.count_in(now) {
+        self.copy_now().record(id)
+    }
+
+    /// The arena's clear generation now (bumped by every `clear()`).
+    #[inline(always)]
+    pub(crate) fn clear_generation(&self) -> u64 {
+        self.copy_now().clear_generation()
+    }
+}
+
+impl<'a> CopyView<'a> {
+    /// One past the highest frame id of this copy.
+    #[inline(always)]
+    fn count(&self) -> FrameId {
+        self.header
+            .frame_count
+            .load(Ordering::Acquire)
+            .min(self.geo.max_frames + 1)
+    }
+
+    /// The record of frame `id` in this copy.
+    #[inline(always)]
+    pub(crate) fn record(&self, id: FrameId) -> Result<&'a FrameRecord, ArenaError> {
+        if id == 0 || id >= self.count() {
             return Err(ArenaError::Corrupt { what: "frame id" });
         }
-        self.region
-            .frame(self.geo.frames_off + now.shift, id)
+        self.view
+            .region
+            .frame(self.geo.frames_off + self.shift, id)
             .ok_or(ArenaError::Corrupt { what: "frame id" })
     }
 
@@ -230,21 +257,12 @@ impl ArenaView {
         Ok(s)
     }
 
+    /// The ring of the frame of record `rec` (of this copy) in this copy's pool.
     #[inline(always)]
     pub(crate) fn ring(
         &self,
         rec: &FrameRecord,
-    ) -> Result<Option<crate::arena::region::RingRef<'_>>, ArenaError> {
-        self.ring_in(rec, self.now())
-    }
-
-    /// [`ArenaView::ring`] in copy `c`.
-    #[inline(always)]
-    fn ring_in(
-        &self,
-        rec: &FrameRecord,
-        c: CopyNow<'_>,
-    ) -> Result<Option<crate::arena::region::RingRef<'_>>, ArenaError> {
+    ) -> Result<Option<crate::arena::region::RingRef<'a>>, ArenaError> {
         let desc = rec.ring.load(Ordering::Acquire);
         if desc == 0 {
             return Ok(None);
@@ -254,9 +272,10 @@ impl ArenaView {
             return Err(CORRUPT_RING);
         }
         // Inside the pool (whose end is inside the region, checked at attach): one check.
-        let pool_off = self.geo.pool_off + c.shift;
+        let pool_off = self.geo.pool_off + self.shift;
         let pool_end = pool_off + self.geo.pool_size;
-        self.region
+        self.view
+            .region
             .ring(pool_off.saturating_add(off), 1usize << log2, pool_end)
             .map(Some)
             .ok_or(CORRUPT_RING)
@@ -278,10 +297,10 @@ impl ArenaView {
             .ok_or(ArenaError::Contended { frame: id })
     }
 
-    /// The arena's clear generation (bumped by every `clear()`).
+    /// The arena's clear generation in this copy (bumped by every `clear()`).
     #[inline(always)]
     pub(crate) fn clear_generation(&self) -> u64 {
-        self.copy_header().clear_generation.load(Ordering::Acquire)
+        self.header.clear_generation.load(Ordering::Acquire)
     }
 
     /// Where `id`'s link lives; `None` for a frame without cache, a dynamic frame without a
@@ -291,7 +310,7 @@ impl ArenaView {
         self.link_of(self.record(id).ok()?)
     }
 
-    /// Where the link of the frame of record `rec` lives (see [`ArenaView::frame_link`]).
+    /// Where the link of the frame of record `rec` lives (see [`CopyView::frame_link`]).
     #[inline(always)]
     fn link_of<'s>(&'s self, rec: &'s FrameRecord) -> Option<FrameLink<'s>> {
         match rec.kind.load(Ordering::Acquire) {
@@ -344,7 +363,7 @@ impl ArenaView {
         Some(if s.parent == NO_FRAME { Err(()) } else { Ok(s) })
     }
 
-    /// `id`'s link at `time` as [`ArenaView::link_sample`] reads it with
+    /// `id`'s link at `time` as [`CopyView::link_sample`] reads it with
     /// [`LinkRead::SeriesSlerp`], in the hot case of a lookup: a static link, or a dynamic one
     /// whose history brackets `time` strictly inside it with one parent ([`ring::interpolate_at`])
     /// or whose newest stamp is `time` ([`ring::read_newest`]), read in one attempt. Only the
@@ -352,13 +371,12 @@ impl ArenaView {
     /// case), including a parent id out of range (which the general read reports).
     #[inline(always)]
     fn link_close_fast(&self, id: FrameId, time: i64) -> Option<LinkAt> {
-        let now = self.now();
-        let rec = self.region.frame(self.geo.frames_off + now.shift, id)?;
+        let rec = self.region.frame(self.geo.frames_off + self.shift, id)?;
         let s = match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => ring::try_read_slot(&rec.static_slot)?,
             KIND_DYNAMIC => {
-                let r = self.ring_in(rec, now).ok()??;
-                let generation = now.header.clear_generation.load(Ordering::Acquire);
+                let r = self.ring(rec).ok()??;
+                let generation = self.clear_generation();
                 match ring::interpolate_at(r, generation, time) {
                     Some((parent, transform)) => Sample {
                         stamp: time,
@@ -371,9 +389,9 @@ impl ArenaView {
                 }
             }
             // A frame without cache (a root), if it is in the table.
-            _ => return (id != NO_FRAME && id < self.count_in(now)).then_some(LinkAt::NoCache),
+            _ => return (id != NO_FRAME && id < self.count()).then_some(LinkAt::NoCache),
         };
-        (s.parent != NO_FRAME && s.parent < self.count_in(now)).then_some(LinkAt::Sample(s))
+        (s.parent != NO_FRAME && s.parent < self.count()).then_some(LinkAt::Sample(s))
     }
 
     /// tf2's `getData` (`getParent` with [`LinkRead::Parent`]) for `id` at `time` (0: newest),
@@ -433,6 +451,38 @@ impl ArenaView {
         (n.sample.parent != NO_FRAME).then_some(n)
     }
 
+    /// [`ArenaView::frame_history`] in this copy.
+    fn frame_history(&self, id: FrameId) -> Result<FrameHistory, ArenaError> {
+        let rec = self.record(id)?;
+        match rec.kind.load(Ordering::Acquire) {
+            KIND_DYNAMIC => {}
+            KIND_STATIC => {
+                let s =
+                    try_read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
+                return Ok(FrameHistory {
+                    samples: vec![self.check_parent(s)?],
+                    ..FrameHistory::default()
+                });
+            }
+            _ => return Ok(FrameHistory::default()),
+        }
+        let read = self.with_history(id, rec, |h| {
+            let samples = (0..h.len()).map(|i| h.sample(i)).collect::<Vec<_>>();
+            (samples, Some(h.inserted()), h.generation())
+        })?;
+        let (samples, inserted, generation) = read.unwrap_or_default();
+        Ok(FrameHistory {
+            samples: samples
+                .into_iter()
+                .map(|s| self.check_parent(s))
+                .collect::<Result<_, _>>()?,
+            inserted,
+            generation,
+        })
+    }
+}
+
+impl ArenaView {
     // ---- tf2's queries (see `walk` for what each reproduces) ----
 
     /// [`ArenaView::lookup_transform`] for hot loops: the pair's names are resolved to frame
@@ -454,12 +504,14 @@ impl ArenaView {
         // `crate::moment::read`, written out: the answer is made in the return slot.
         let latch = &self.header().latch;
         let start = crate::moment::Start::now(latch);
-        let answer = crate::pair::lookup(self, pair, time);
+        let answer = crate::pair::lookup(&self.copy(start.latch()), pair, time);
         if start.holds(latch) {
             return answer;
         }
         drop(answer);
-        crate::moment::read_again(latch, &mut || crate::pair::lookup(self, pair, time))
+        crate::moment::read_again(latch, &mut |k| {
+            crate::pair::lookup(&self.copy(k), pair, time)
+        })
     }
 
     /// tf2's `lookupTransform(target, source, time)`: `T_target_source` at `time` ns (0 =
@@ -539,37 +591,7 @@ impl ArenaView {
     ///
     /// Errors: as [`ArenaView::frame_samples`].
     pub fn frame_history(&self, id: FrameId) -> Result<FrameHistory, ArenaError> {
-        self.in_one_moment(|v| v.frame_history_now(id))
-    }
-
-    /// [`ArenaView::frame_history`] inside a moment.
-    fn frame_history_now(&self, id: FrameId) -> Result<FrameHistory, ArenaError> {
-        let rec = self.record(id)?;
-        match rec.kind.load(Ordering::Acquire) {
-            KIND_DYNAMIC => {}
-            KIND_STATIC => {
-                let s =
-                    try_read_slot(&rec.static_slot).ok_or(ArenaError::Contended { frame: id })?;
-                return Ok(FrameHistory {
-                    samples: vec![self.check_parent(s)?],
-                    ..FrameHistory::default()
-                });
-            }
-            _ => return Ok(FrameHistory::default()),
-        }
-        let read = self.with_history(id, rec, |h| {
-            let samples = (0..h.len()).map(|i| h.sample(i)).collect::<Vec<_>>();
-            (samples, Some(h.inserted()), h.generation())
-        })?;
-        let (samples, inserted, generation) = read.unwrap_or_default();
-        Ok(FrameHistory {
-            samples: samples
-                .into_iter()
-                .map(|s| self.check_parent(s))
-                .collect::<Result<_, _>>()?,
-            inserted,
-            generation,
-        })
+        self.in_one_moment(|c| c.frame_history(id))
     }
 
     /// tf2's `allFramesAsString()`.
@@ -583,11 +605,17 @@ impl ArenaView {
     }
 }
 
-impl FrameStore for ArenaView {
-    /// One moment of the arena's writer (`crate::moment`).
+/// tf2's `TimeCache` reads of one copy: what every query of an [`ArenaView`] runs on.
+impl FrameStore for CopyView<'_> {
+    type Moment<'m>
+        = Self
+    where
+        Self: 'm;
+
+    /// Already one moment: a copy is made inside the view's (or for one call).
     #[inline(always)]
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
-        crate::moment::read(&self.header().latch, || query(self))
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
+        query(self)
     }
 
     fn cache_time_ns(&self) -> i64 {
@@ -596,7 +624,7 @@ impl FrameStore for ArenaView {
 
     #[inline(always)]
     fn instance(&self) -> Option<[u8; 16]> {
-        Some(self.identity.instance_uuid)
+        Some(self.view.identity.instance_uuid)
     }
 
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
@@ -636,7 +664,7 @@ impl FrameStore for ArenaView {
 
     #[inline(always)]
     fn frame_count(&self) -> FrameId {
-        self.count_in(self.now())
+        self.count()
     }
 
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
@@ -732,7 +760,7 @@ impl FrameStore for ArenaView {
     #[inline(always)]
     fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
         let Some(table) = self.region.frames(
-            self.geo.frames_off + self.now().shift,
+            self.geo.frames_off + self.shift,
             self.geo.max_frames as usize + 1,
         ) else {
             return false;
@@ -813,5 +841,98 @@ impl FrameStore for ArenaView {
         }
         let (words, len) = self.name_words(r)?;
         names::read(words, len).map(Some).ok_or(CORRUPT_NAME)
+    }
+}
+
+/// Each call reads the copy the latch names when it is made; a query that makes several calls
+/// runs them in [`FrameStore::in_one_moment`], on one [`CopyView`].
+impl FrameStore for ArenaView {
+    type Moment<'m> = CopyView<'m>;
+
+    /// One moment of the arena's writer (`crate::moment`): the query runs on the copy the
+    /// latch names at its start, and again (on the copy then named) until the latch held.
+    #[inline(always)]
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
+        crate::moment::read(&self.header().latch, |k| query(&self.copy(k)))
+    }
+
+    fn cache_time_ns(&self) -> i64 {
+        self.geo.cache_time_ns
+    }
+
+    #[inline(always)]
+    fn instance(&self) -> Option<[u8; 16]> {
+        Some(self.identity.instance_uuid)
+    }
+
+    fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
+        self.copy_now().frame_id(name)
+    }
+
+    fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        self.copy_now().frame_name(id)
+    }
+
+    #[inline(always)]
+    fn frame_count(&self) -> FrameId {
+        self.copy_now().frame_count()
+    }
+
+    fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
+        self.copy_now().link_at(id, time, interpolate)
+    }
+
+    fn link_at_within(
+        &self,
+        id: FrameId,
+        time: i64,
+        interpolate: bool,
+        limit: HistoryLimit,
+    ) -> Result<LinkAt, ArenaError> {
+        self.copy_now().link_at_within(id, time, interpolate, limit)
+    }
+
+    fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
+        self.copy_now().link_at_close(id, time)
+    }
+
+    fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
+        self.copy_now().latest_link(id)
+    }
+
+    fn link_version(&self, id: FrameId) -> Option<u64> {
+        self.copy_now().link_version(id)
+    }
+
+    fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
+        self.copy_now().links_unchanged(frames, versions)
+    }
+
+    fn store_version(&self) -> Option<u64> {
+        self.copy_now().store_version()
+    }
+
+    fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
+        self.copy_now().latest_time_and_parent(id)
+    }
+
+    fn is_static(&self, id: FrameId) -> Result<bool, ArenaError> {
+        self.copy_now().is_static(id)
+    }
+
+    fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
+        self.copy_now().history_span(id)
+    }
+
+    fn history_span_within(
+        &self,
+        id: FrameId,
+        limit: HistoryLimit,
+    ) -> Result<Option<HistorySpan>, ArenaError> {
+        self.copy_now().history_span_within(id, limit)
+    }
+
+    fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
+        self.copy_now().authority(id)
     }
 }

@@ -9,7 +9,7 @@ use crate::pair::FramePair;
 use crate::rendezvous::join::Attachment;
 use crate::sample::{FrameId, Transform};
 use crate::store::{FrameStore, HistoryLimit, HistorySpan, LatestLink, LinkAt};
-use crate::view::ArenaView;
+use crate::view::{ArenaView, CopyView};
 
 /// What a [`Buffer`](crate::Buffer) answers from: its arena; or, while it holds its old arena after a bridge
 /// restart, the old and the new arena together ([`HandoverStore`]: fresh data from the new
@@ -94,31 +94,28 @@ macro_rules! on_store {
     };
 }
 
-/// Every method is the arena's, or the handover store's during a hold.
-impl FrameStore for BufferStore {
-    #[inline(always)]
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
-        on_store!(self, s => s.in_one_moment(|_| query(self)))
-    }
+/// The methods of [`FrameStore`] but `in_one_moment`, each that of the store `$on!` binds.
+macro_rules! forward_to {
+    ($on:ident) => {
     #[inline]
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
-        on_store!(self, s => s.frame_id(name))
+        $on!(self, s => s.frame_id(name))
     }
     #[inline]
     fn frame_name(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
-        on_store!(self, s => s.frame_name(id))
+        $on!(self, s => s.frame_name(id))
     }
     #[inline]
     fn instance(&self) -> Option<[u8; 16]> {
-        on_store!(self, s => s.instance())
+        $on!(self, s => s.instance())
     }
     #[inline]
     fn frame_count(&self) -> FrameId {
-        on_store!(self, s => s.frame_count())
+        $on!(self, s => s.frame_count())
     }
     #[inline]
     fn link_at(&self, id: FrameId, time: i64, interpolate: bool) -> Result<LinkAt, ArenaError> {
-        on_store!(self, s => s.link_at(id, time, interpolate))
+        $on!(self, s => s.link_at(id, time, interpolate))
     }
     #[inline]
     fn link_at_within(
@@ -128,24 +125,24 @@ impl FrameStore for BufferStore {
         interpolate: bool,
         limit: HistoryLimit,
     ) -> Result<LinkAt, ArenaError> {
-        on_store!(self, s => s.link_at_within(id, time, interpolate, limit))
+        $on!(self, s => s.link_at_within(id, time, interpolate, limit))
     }
     #[inline]
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
-        on_store!(self, s => s.latest_time_and_parent(id))
+        $on!(self, s => s.latest_time_and_parent(id))
     }
     #[inline]
     fn is_static(&self, id: FrameId) -> Result<bool, ArenaError> {
-        on_store!(self, s => s.is_static(id))
+        $on!(self, s => s.is_static(id))
     }
     #[inline]
     fn history_span(&self, id: FrameId) -> Result<Option<HistorySpan>, ArenaError> {
-        on_store!(self, s => s.history_span(id))
+        $on!(self, s => s.history_span(id))
     }
     #[inline]
     fn store_version(&self) -> Option<u64> {
         // Alone (without `link_version`) it keeps no answer; a buffer's `ClearMark` reads it.
-        on_store!(self, s => s.store_version())
+        $on!(self, s => s.store_version())
     }
     #[inline]
     fn history_span_within(
@@ -153,30 +150,83 @@ impl FrameStore for BufferStore {
         id: FrameId,
         limit: HistoryLimit,
     ) -> Result<Option<HistorySpan>, ArenaError> {
-        on_store!(self, s => s.history_span_within(id, limit))
+        $on!(self, s => s.history_span_within(id, limit))
     }
     #[inline]
     fn authority(&self, id: FrameId) -> Result<Option<String>, ArenaError> {
-        on_store!(self, s => s.authority(id))
+        $on!(self, s => s.authority(id))
     }
     #[inline]
     fn cache_time_ns(&self) -> i64 {
-        on_store!(self, s => s.cache_time_ns())
+        $on!(self, s => s.cache_time_ns())
     }
     #[inline]
     fn link_at_close(&self, id: FrameId, time: i64) -> Result<LinkAt, ArenaError> {
-        on_store!(self, s => s.link_at_close(id, time))
+        $on!(self, s => s.link_at_close(id, time))
     }
     #[inline]
     fn latest_link(&self, id: FrameId) -> Result<Option<LatestLink>, ArenaError> {
-        on_store!(self, s => s.latest_link(id))
+        $on!(self, s => s.latest_link(id))
     }
     #[inline]
     fn link_version(&self, id: FrameId) -> Option<u64> {
-        on_store!(self, s => s.link_version(id))
+        $on!(self, s => s.link_version(id))
     }
     #[inline]
     fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
-        on_store!(self, s => s.links_unchanged(frames, versions))
+        $on!(self, s => s.links_unchanged(frames, versions))
     }
+    };
+}
+
+/// Every method is the arena's, or the handover store's during a hold.
+impl FrameStore for BufferStore {
+    type Moment<'m> = BufferMoment<'m>;
+
+    /// The arena's moment (on the copy its latch names), or the handover store's.
+    #[inline(always)]
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
+        match &self.held {
+            None => self.view.in_one_moment(|c| query(&BufferMoment::Arena(*c))),
+            Some(h) => h
+                .store
+                .in_one_moment(|_| query(&BufferMoment::Held(&h.store))),
+        }
+    }
+
+    forward_to!(on_store);
+}
+
+/// One moment of a [`BufferStore`]: a copy of its arena, or the handover store during a hold.
+#[derive(Clone, Copy)]
+pub enum BufferMoment<'m> {
+    /// The copy of the arena the query reads.
+    Arena(CopyView<'m>),
+    /// During a hold: the old and the new arena together.
+    Held(&'m HandoverStore),
+}
+
+/// `$body` with `$s` bound to the moment's store.
+macro_rules! on_moment {
+    ($self:ident, $s:ident => $body:expr) => {
+        match $self {
+            BufferMoment::Arena($s) => $body,
+            BufferMoment::Held($s) => $body,
+        }
+    };
+}
+
+impl FrameStore for BufferMoment<'_> {
+    type Moment<'m>
+        = Self
+    where
+        Self: 'm;
+
+    /// Already one moment.
+    #[inline(always)]
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
+        query(self)
+    }
+
+    forward_to!(on_moment);
 }

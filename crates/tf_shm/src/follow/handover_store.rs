@@ -339,8 +339,13 @@ impl HandoverStore {
 }
 
 impl FrameStore for HandoverStore {
+    type Moment<'m>
+        = Self
+    where
+        Self: 'm;
+
     /// One moment of each arena (the old one's writer has normally stopped: one check).
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
         self.old
             .in_one_moment(|_| self.new.in_one_moment(|_| query(self)))
     }

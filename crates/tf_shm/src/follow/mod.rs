@@ -11,5 +11,5 @@ mod handover;
 pub mod handover_store;
 mod reattach;
 
-pub use buffer_store::BufferStore;
+pub use buffer_store::{BufferMoment, BufferStore};
 pub(crate) use reattach::Follower;

@@ -94,7 +94,12 @@ impl<const SHARED: bool> Backend for ArenaStore<SHARED> {
 }
 
 impl<const SHARED: bool> FrameStore for ArenaStore<SHARED> {
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+    type Moment<'m>
+        = Self
+    where
+        Self: 'm;
+
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
         self.view.in_one_moment(|_| query(self))
     }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {

@@ -14,7 +14,12 @@ use tf_shm::{ArenaView, FrameId, FramePair, Transform};
 pub struct Tf2Slerp<'a>(pub &'a ArenaView);
 
 impl FrameStore for Tf2Slerp<'_> {
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+    type Moment<'m>
+        = Self
+    where
+        Self: 'm;
+
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
         self.0.in_one_moment(|_| query(self))
     }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {

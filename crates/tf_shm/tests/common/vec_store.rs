@@ -192,7 +192,12 @@ impl VecStore {
 }
 
 impl FrameStore for VecStore {
-    fn in_one_moment<R>(&self, mut query: impl FnMut(&Self) -> R) -> R {
+    type Moment<'m>
+        = Self
+    where
+        Self: 'm;
+
+    fn in_one_moment<'s, R>(&'s self, mut query: impl FnMut(&Self::Moment<'s>) -> R) -> R {
         query(self)
     }
     fn frame_id(&self, name: &str) -> Result<Option<FrameId>, ArenaError> {
