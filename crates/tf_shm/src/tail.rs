@@ -166,8 +166,10 @@ impl Tail {
     /// What `view`'s arena got since the last poll (all it holds at the first poll of an
     /// arena instance).
     ///
-    /// Errors: [`ArenaError`] when the arena is damaged or a writer keeps racing the read
-    /// ([`ArenaError::Contended`]); the tail is unchanged then and the next poll reports it.
+    /// Errors: [`ArenaError`] when the arena is damaged, or [`ArenaError::Contended`] when
+    /// clears overtook the read 64 times (each frame's history is read in one moment; a
+    /// writer never makes a reader wait); the tail is unchanged then and the next poll
+    /// reports it.
     pub fn poll(&mut self, view: &ArenaView) -> Result<Arrived, ArenaError> {
         let mut out = Arrived::default();
         if self.arena != Some(view.identity()) {

@@ -94,8 +94,8 @@ public:
   /// Arena instances read (1, plus one per bridge restart; a buffer made before any bridge
   /// served counts its empty stand-in too).
   std::uint64_t arenas() const {return arenas_.load();}
-  /// Polls that failed to read the arena (damaged, or a writer stuck mid-update); each is
-  /// retried after 1 ms and loses nothing the arena still holds.
+  /// Polls that failed to read the arena (damaged, or cleared 64 times during one poll); each
+  /// is retried after 1 ms and loses nothing the arena still holds.
   std::uint64_t read_errors() const {return read_errors_.load();}
   /// The buffer's setTransform threw (std::bad_alloc and the like): that transform is lost.
   std::uint64_t apply_errors() const {return apply_errors_.load();}
