@@ -106,8 +106,10 @@ pub struct CopyView<'a> {
     // The view's, borrowed once: the hot reads go through one pointer less.
     region: &'a Region,
     geo: &'a Geometry,
-    /// Bytes from copy 0 to this copy.
-    shift: u64,
+    /// This copy's frame table (ids `0..=max_frames`), bounds-checked once per query.
+    table: &'a [FrameRecord],
+    /// Byte offset of this copy's ring pool.
+    pool_off: u64,
     header: &'a CopyHeader,
 }
 
@@ -179,11 +181,22 @@ impl ArenaView {
     #[inline(always)]
     pub(crate) fn copy(&self, k: u64) -> CopyView<'_> {
         let k = k & self.latch_mask;
+        let shift = k.wrapping_neg() & self.geo.copy_stride;
+        // Inside the region (checked at attach); empty otherwise, so every record read
+        // reports the damage.
+        let table = self
+            .region
+            .frames(
+                self.geo.frames_off + shift,
+                self.geo.max_frames as usize + 1,
+            )
+            .unwrap_or(&[]);
         CopyView {
             view: self,
             region: &self.region,
             geo: &self.geo,
-            shift: k.wrapping_neg() & self.geo.copy_stride,
+            table,
+            pool_off: self.geo.pool_off + shift,
             // `& 1`: no bounds check.
             header: &self.header().copies[(k & 1) as usize],
         }
@@ -230,9 +243,8 @@ impl<'a> CopyView<'a> {
         if id == 0 || id >= self.count() {
             return Err(ArenaError::Corrupt { what: "frame id" });
         }
-        self.view
-            .region
-            .frame(self.geo.frames_off + self.shift, id)
+        self.table
+            .get(id as usize)
             .ok_or(ArenaError::Corrupt { what: "frame id" })
     }
 
@@ -272,7 +284,7 @@ impl<'a> CopyView<'a> {
             return Err(CORRUPT_RING);
         }
         // Inside the pool (whose end is inside the region, checked at attach): one check.
-        let pool_off = self.geo.pool_off + self.shift;
+        let pool_off = self.pool_off;
         let pool_end = pool_off + self.geo.pool_size;
         self.view
             .region
@@ -371,7 +383,7 @@ impl<'a> CopyView<'a> {
     /// case), including a parent id out of range (which the general read reports).
     #[inline(always)]
     fn link_close_fast(&self, id: FrameId, time: i64) -> Option<LinkAt> {
-        let rec = self.region.frame(self.geo.frames_off + self.shift, id)?;
+        let rec = self.table.get(id as usize)?;
         let s = match rec.kind.load(Ordering::Acquire) {
             KIND_STATIC => ring::try_read_slot(&rec.static_slot)?,
             KIND_DYNAMIC => {
@@ -756,17 +768,11 @@ impl FrameStore for CopyView<'_> {
             .map(|rec| rec.changes.load(Ordering::Acquire))
     }
 
-    /// One bounds check for the frame table, then one load per frame.
+    /// One load per frame (the table was bounds-checked with the copy).
     #[inline(always)]
     fn links_unchanged(&self, frames: &[FrameId], versions: &[u64]) -> bool {
-        let Some(table) = self.region.frames(
-            self.geo.frames_off + self.shift,
-            self.geo.max_frames as usize + 1,
-        ) else {
-            return false;
-        };
         frames.iter().zip(versions).all(|(&f, &v)| {
-            table
+            self.table
                 .get(f as usize)
                 .is_some_and(|rec| rec.changes.load(Ordering::Acquire) == v)
         })
