@@ -40,6 +40,11 @@ pub struct Declines {
     /// A query read again because the writer moved the moment latch while it read
     /// (`crate::moment`): by design only while the writer writes, and never a wait.
     pub moment_retry: u64,
+    /// A tail's read of what a frame stored since its last poll
+    /// ([`crate::ArenaView::frame_history_since`]) that read the whole history: by design
+    /// when a sample landed among older stamps, one was dropped before the read, or the
+    /// frame switched kind.
+    pub history_since: u64,
 }
 
 thread_local! {
@@ -52,6 +57,7 @@ thread_local! {
         kept_answer: 0,
         names_cache: 0,
         moment_retry: 0,
+        history_since: 0,
     }) };
 }
 

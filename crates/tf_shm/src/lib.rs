@@ -70,7 +70,7 @@ pub use sample::{FrameId, Sample, Transform, TransformStamped, NO_FRAME};
 #[doc(hidden)]
 #[cfg(not(loom))]
 pub use velocity::Velocity;
-pub use view::{ArenaView, FrameHistory};
+pub use view::{ArenaView, FrameHistory, HistorySince};
 pub use writer::{ArenaWriter, CapacityError, SetTransformError, SharedArena, WriteStatus};
 
 /// Joins the arena of this process's ROS domain and maps it read-only: `Join::new().open()`.

@@ -1,9 +1,11 @@
 //! [`Tail`]: what an arena received since the last look, for copying it out in order — into a
 //! bag (`tf_shm record`) or into another tf2 buffer (the C++ `tf_shm::TransformListener`).
 //!
-//! Each [`Tail::poll`] compares every frame's history with the one it saw before, so the
-//! samples that arrived since are found wherever they landed (out-of-order arrivals included)
-//! as long as the history still holds them: the arena keeps each frame's cache time of
+//! Each [`Tail::poll`] reads what each changed frame stored since the last poll: only those
+//! samples when they are the history's newest (samples arriving in stamp order), else the
+//! whole history, compared with the one it saw before ([`ArenaView::frame_history_since`]),
+//! so the samples that arrived since are found wherever they landed (out-of-order arrivals
+//! included) as long as the history still holds them: the arena keeps each frame's cache time of
 //! history, so a tail woken by the arena's futex, or polling well inside the cache time, gets
 //! every sample. What it cannot get, it counts exactly ([`Arrived::missed`]): samples the
 //! history dropped before a poll read them (cut short for lack of memory or above
@@ -21,13 +23,13 @@
 //! buffer again it changes nothing (tf2's `TimeCache::insertData` drops an exact duplicate, a
 //! static frame keeps its one value), so a buffer fed by a tail holds each sample once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use crate::buffer::Buffer;
 use crate::error::ArenaError;
 use crate::sample::{FrameId, Sample};
 use crate::store::FrameStore;
-use crate::view::ArenaView;
+use crate::view::{ArenaView, HistorySince};
 use crate::ArenaIdentity;
 
 /// Reads of one poll that may race a clear before it takes the arena as changing too fast.
@@ -38,9 +40,11 @@ const CLEAR_RETRIES: u32 = 64;
 struct Seen {
     /// The frame's history at the last poll (what was reported of it, for the samples still
     /// held); empty after a clear or a spell as a static frame.
-    held: Vec<Sample>,
+    held: VecDeque<Sample>,
     /// Its insertion count then.
     inserted: u64,
+    /// `held` may hold a sample the history no longer does: read the history whole next.
+    stale: bool,
 }
 
 /// Whether two samples are the same in every bit (the arena never holds two such at once:
@@ -183,7 +187,7 @@ impl Tail {
             out.new_arena = true;
         }
         self.view = Some(view.clone());
-        let (generation, frames) = read_settled(view, self.generation, &self.versions)?;
+        let (generation, frames) = read_settled(view, self.generation, &self.versions, &self.seen)?;
         if generation != self.generation {
             out.cleared = true;
             self.generation = generation;
@@ -203,22 +207,33 @@ impl Tail {
                         out.statics.push((id, s));
                     }
                 }
-                Frame::Dynamic { samples, inserted } => {
+                Frame::Newest {
+                    samples,
+                    inserted,
+                    oldest,
+                    len,
+                } => {
                     self.statics.remove(&id);
+                    let seen = self.seen.entry(id).or_default();
+                    // What the history pruned since; then the history is what was held plus
+                    // what arrived, unless the history cut a sample among equal stamps.
+                    while seen.held.front().is_some_and(|s| s.stamp < oldest) {
+                        seen.held.pop_front();
+                    }
+                    seen.held.extend(samples.iter().copied());
+                    seen.inserted = inserted;
+                    out.dynamic.extend(samples.into_iter().map(|s| (id, s)));
+                    if seen.held.len() != len {
+                        // The next poll compares the whole history with what is held.
+                        seen.stale = true;
+                        self.versions.remove(&id);
+                    }
+                }
+                Frame::Dynamic { samples, inserted } => {
                     // A frame already there at the arena's first poll brings the history it
                     // holds; one that appears later is counted from its first sample.
                     let before = out.new_arena && !self.seen.contains_key(&id);
-                    let seen = self.seen.entry(id).or_default();
-                    let fresh = arrived(&seen.held, &samples);
-                    if !before {
-                        // Every fresh sample is one of the insertions since the last poll; the
-                        // other insertions were dropped before this snapshot read them.
-                        let since = inserted.saturating_sub(seen.inserted);
-                        out.missed += since.saturating_sub(fresh.len() as u64);
-                    }
-                    seen.inserted = inserted;
-                    seen.held = samples;
-                    out.dynamic.extend(fresh.into_iter().map(|s| (id, s)));
+                    self.dynamic_history(id, samples, inserted, before, &mut out);
                 }
             }
         }
@@ -226,6 +241,31 @@ impl Tail {
         // Stable: equal stamps keep the arena's (arrival) order within a frame.
         out.dynamic.sort_by_key(|&(_, s)| s.stamp);
         Ok(out)
+    }
+
+    /// Frame `id`'s whole history `samples` (with its insertion count), read in one
+    /// snapshot: what is not in the history held since the last poll arrived since.
+    fn dynamic_history(
+        &mut self,
+        id: FrameId,
+        samples: Vec<Sample>,
+        inserted: u64,
+        before: bool,
+        out: &mut Arrived,
+    ) {
+        self.statics.remove(&id);
+        let seen = self.seen.entry(id).or_default();
+        let fresh = arrived(seen.held.make_contiguous(), &samples);
+        if !before {
+            // Every fresh sample is one of the insertions since the last poll; the other
+            // insertions were dropped before this snapshot read them.
+            let since = inserted.saturating_sub(seen.inserted);
+            out.missed += since.saturating_sub(fresh.len() as u64);
+        }
+        seen.inserted = inserted;
+        seen.held = samples.into();
+        seen.stale = false;
+        out.dynamic.extend(fresh.into_iter().map(|s| (id, s)));
     }
 }
 
@@ -235,7 +275,19 @@ type Read = (FrameId, u64, Frame);
 /// One frame as a poll reads it.
 enum Frame {
     Static(Sample),
-    Dynamic { samples: Vec<Sample>, inserted: u64 },
+    /// The whole history.
+    Dynamic {
+        samples: Vec<Sample>,
+        inserted: u64,
+    },
+    /// Only what it stored since the last poll, its newest samples (see
+    /// [`HistorySince::Newest`]), and the history's length.
+    Newest {
+        samples: Vec<Sample>,
+        inserted: u64,
+        oldest: i64,
+        len: usize,
+    },
 }
 
 /// Every frame with data that changed since `versions` (all of them when the arena was
@@ -247,6 +299,7 @@ fn read_settled(
     view: &ArenaView,
     known: u64,
     versions: &HashMap<FrameId, u64>,
+    seen: &HashMap<FrameId, Seen>,
 ) -> Result<(u64, Vec<Read>), ArenaError> {
     for _ in 0..CLEAR_RETRIES {
         let generation = view.clear_generation();
@@ -258,7 +311,33 @@ fn read_settled(
             if generation == known && versions.get(&id) == Some(&version) {
                 continue;
             }
-            let h = view.frame_history(id)?;
+            let known_history = seen.get(&id).filter(|s| generation == known && !s.stale);
+            let h = match known_history {
+                Some(s) => {
+                    let newest = s.held.back().map_or(i64::MIN, |s| s.stamp);
+                    match view.frame_history_since(id, s.inserted, newest)? {
+                        HistorySince::Newest {
+                            history,
+                            oldest,
+                            len,
+                        } => {
+                            frames.push((
+                                id,
+                                version,
+                                Frame::Newest {
+                                    samples: history.samples,
+                                    inserted: history.inserted.unwrap_or(s.inserted),
+                                    oldest,
+                                    len,
+                                },
+                            ));
+                            continue;
+                        }
+                        HistorySince::Whole(h) => h,
+                    }
+                }
+                None => view.frame_history(id)?,
+            };
             match (h.inserted, h.samples.first()) {
                 (Some(inserted), _) => frames.push((
                     id,
@@ -336,5 +415,51 @@ mod tests {
         assert_eq!(after.missed, 0);
         assert_eq!(tail.name(&view, first.dynamic[0].0).unwrap(), "a");
         assert_eq!(authority(&view, first.dynamic[0].0).unwrap(), "tester");
+    }
+
+    /// The history this tail holds for frame `name`, and the one the arena holds.
+    fn held_and_arena(tail: &Tail, view: &ArenaView, name: &str) -> (Vec<Sample>, Vec<Sample>) {
+        let id = view.frame_id(name).unwrap().unwrap();
+        let held = tail.seen[&id].held.iter().copied().collect();
+        (held, view.frame_samples(id).unwrap())
+    }
+
+    #[test]
+    fn samples_in_stamp_order_are_read_alone_and_the_held_history_follows_the_arenas() {
+        use crate::fast_path::{declines, reset_declines};
+        let (mut w, view) = Arena::in_memory(&ArenaConfig::default()).unwrap();
+        let ms = 1_000_000;
+        set(&mut w, "a", 10 * ms, 0.0, false);
+        let mut tail = Tail::new();
+        assert_eq!(stamps(&tail.poll(&view).unwrap()), [10 * ms]);
+        reset_declines();
+        // 25 s at 100 Hz: the default 10 s cache time prunes from the 11th second on.
+        for k in 2..2500 {
+            set(&mut w, "a", k * 10 * ms, k as f64, false);
+            let a = tail.poll(&view).unwrap();
+            assert_eq!(stamps(&a), [k * 10 * ms]);
+            assert_eq!(a.missed, 0);
+            if k % 500 == 0 {
+                let (held, arena) = held_and_arena(&tail, &view, "a");
+                assert_eq!(held, arena, "after {k} samples");
+            }
+        }
+        assert_eq!(
+            declines().history_since,
+            0,
+            "every poll read only what was new"
+        );
+        // One landing among older stamps: read whole once, reported once.
+        set(&mut w, "a", 24_000 * ms + 5 * ms, 0.5, false);
+        set(&mut w, "a", 25_000 * ms, 0.5, false);
+        let a = tail.poll(&view).unwrap();
+        assert_eq!(stamps(&a), [24_005 * ms, 25_000 * ms]);
+        assert_eq!(declines().history_since, 1);
+        let (held, arena) = held_and_arena(&tail, &view, "a");
+        assert_eq!(held, arena);
+        // And in stamp order again: alone again.
+        set(&mut w, "a", 25_010 * ms, 0.5, false);
+        assert_eq!(stamps(&tail.poll(&view).unwrap()), [25_010 * ms]);
+        assert_eq!(declines().history_since, 1);
     }
 }

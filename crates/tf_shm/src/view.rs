@@ -85,6 +85,28 @@ pub struct FrameHistory {
     pub generation: u64,
 }
 
+/// What [`ArenaView::frame_history_since`] read of a frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HistorySince {
+    /// Only the samples stored since: what a reader that kept the history as it was needs to
+    /// bring its copy up to date (drop what is older than `oldest`, append
+    /// `history.samples`; a length that then differs from `len` means the history was cut
+    /// among equal stamps, and the reader reads it whole).
+    Newest {
+        /// The samples stored since, oldest first (none when only pruning changed the
+        /// history), with the insertion count and clear generation of the same snapshot.
+        history: FrameHistory,
+        /// The oldest stamp the history holds now, ns (`i64::MIN` when it is empty).
+        oldest: i64,
+        /// The history's length now.
+        len: usize,
+    },
+    /// The whole history, as [`ArenaView::frame_history`] reads it: the samples stored since
+    /// are not its newest ones (one landed among older stamps, or one was dropped before this
+    /// read), or the frame is not a dynamic one.
+    Whole(FrameHistory),
+}
+
 /// Read access to an arena (shared mapping or in-process). Cheap to clone; `Send + Sync`.
 #[derive(Clone)]
 pub struct ArenaView {
@@ -492,6 +514,48 @@ impl<'a> CopyView<'a> {
             generation,
         })
     }
+
+    /// [`ArenaView::frame_history_since`] in this copy.
+    fn frame_history_since(
+        &self,
+        id: FrameId,
+        inserted: u64,
+        newest: i64,
+    ) -> Result<HistorySince, ArenaError> {
+        let rec = self.record(id)?;
+        if rec.kind.load(Ordering::Acquire) == KIND_DYNAMIC {
+            let read = self.with_history(id, rec, |h| {
+                // `k` samples were stored since. Those with a stamp after `newest` are all new;
+                // when the `k` newest are, they are the `k` (none landed among older stamps,
+                // none was dropped).
+                let k = usize::try_from(h.inserted().checked_sub(inserted)?).ok()?;
+                let first = h.len().checked_sub(k)?;
+                if k > 0 && h.stamp(first) <= newest {
+                    return None;
+                }
+                let samples = (first..h.len()).map(|i| h.sample(i)).collect::<Vec<_>>();
+                let oldest = if h.is_empty() { i64::MIN } else { h.stamp(0) };
+                Some((samples, h.inserted(), h.generation(), oldest, h.len()))
+            })?;
+            if let Some(Some((samples, inserted, generation, oldest, len))) = read {
+                let history = FrameHistory {
+                    samples: samples
+                        .into_iter()
+                        .map(|s| self.check_parent(s))
+                        .collect::<Result<_, _>>()?,
+                    inserted: Some(inserted),
+                    generation,
+                };
+                return Ok(HistorySince::Newest {
+                    history,
+                    oldest,
+                    len,
+                });
+            }
+            declined(|d| &mut d.history_since);
+        }
+        self.frame_history(id).map(HistorySince::Whole)
+    }
 }
 
 impl ArenaView {
@@ -604,6 +668,23 @@ impl ArenaView {
     /// Errors: as [`ArenaView::frame_samples`].
     pub fn frame_history(&self, id: FrameId) -> Result<FrameHistory, ArenaError> {
         self.in_one_moment(|c| c.frame_history(id))
+    }
+
+    /// What frame `id` stored since a reader saw its history with `inserted` insertions
+    /// ([`FrameHistory::inserted`]) and newest stamp `newest` (ns; `i64::MIN` for an empty
+    /// one), in one snapshot: only those samples when they are the history's newest (samples
+    /// arriving in stamp order, the common case: a follower of the arena then copies what is
+    /// new, not the whole cache time of history), else the whole history
+    /// ([`HistorySince`]; [`crate::fast_path::Declines::history_since`] counts the latter).
+    ///
+    /// Errors: as [`ArenaView::frame_samples`].
+    pub fn frame_history_since(
+        &self,
+        id: FrameId,
+        inserted: u64,
+        newest: i64,
+    ) -> Result<HistorySince, ArenaError> {
+        self.in_one_moment(|c| c.frame_history_since(id, inserted, newest))
     }
 
     /// tf2's `allFramesAsString()`.
