@@ -165,7 +165,8 @@ pub struct CacheLimited<'a, S: FrameStore> {
 }
 
 impl<'a, S: FrameStore> CacheLimited<'a, S> {
-    /// `inner` with tf2's cache time `cache_time_ns` (ns, > 0).
+    /// `inner` with tf2's cache time `cache_time_ns` (ns; zero and negative prune as tf2's do,
+    /// see [`crate::buffer_limits`]).
     pub fn new(inner: &'a S, cache_time_ns: i64) -> CacheLimited<'a, S> {
         CacheLimited {
             inner,
@@ -174,8 +175,8 @@ impl<'a, S: FrameStore> CacheLimited<'a, S> {
         }
     }
 
-    /// `inner` as a buffer of tf2 cache time `cache_time_ns` (ns, > 0; `None`: the arena's)
-    /// after the `clear()` that took `mark`.
+    /// `inner` as a buffer of tf2 cache time `cache_time_ns` (ns, as [`CacheLimited::new`];
+    /// `None`: the arena's) after the `clear()` that took `mark`.
     pub fn cleared(
         inner: &'a S,
         cache_time_ns: Option<i64>,

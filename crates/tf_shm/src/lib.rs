@@ -29,6 +29,7 @@
 
 pub mod arena;
 mod buffer;
+pub mod buffer_limits;
 pub mod cache_limit;
 pub mod chain;
 pub mod error;
@@ -60,6 +61,7 @@ mod writer;
 
 pub use arena::{Arena, ArenaConfig, ArenaIdentity, AttachError, ConfigError};
 pub use buffer::Buffer;
+pub use buffer_limits::{Answering, BufferLimits};
 pub use cache_limit::{CacheLimited, ClearMark};
 pub use error::{ArenaError, ExtrapolationKind, TransformError};
 pub use follow::{handover_store, BufferMoment, BufferStore};

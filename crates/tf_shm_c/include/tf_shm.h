@@ -254,14 +254,17 @@ tf_shm_status tf_shm_buffer_generation(struct tf_shm_buffer buffer, uint64_t *ou
 // arena's samples: per dynamic frame, the newest sample and every older one stamped no more
 // than `cache_time_ns` before the second newest (tf2's `TimeCache` prunes against the newest
 // stamp it held before each insert), so a lookup before those fails with tf2's extrapolation
-// error and text (`tf_shm::CacheLimited`, as Python's `Buffer(cache_time=...)`). With
-// [`tf_shm_buffer_clear`] both apply, as in tf2. Negative counts as 0. A cache time longer
-// than the arena's (the bridge's `cache_time` parameter, [`tf_shm_buffer_arena_cache_time`])
-// is accepted and changes no answer: the arena has pruned what it has pruned, so lookups
-// older than its history fail with tf2's extrapolation error, as a tf2 buffer whose data was
-// pruned; the first query that meets this writes one warning per process to stderr naming
-// the bridge's parameter, as Python's `Buffer` warns. Set it before sharing the buffer: calls
-// in flight on other threads answer with the old cache time or the new one.
+// error and text (`tf_shm::BufferLimits`, as Python's `Buffer(cache_time=...)`). With
+// [`tf_shm_buffer_clear`] both apply, as in tf2. Zero and negative are kept as tf2 keeps them
+// (`BufferCore` stores the cache time unchecked, [`tf_shm_buffer_cache_time`] returns it): with
+// 0 a frame holds its newest sample and those at its second newest stamp, with a negative one
+// only its newest, as tf2's `TimeCache` prunes. A cache time longer than the arena's (the
+// bridge's `cache_time` parameter, [`tf_shm_buffer_arena_cache_time`]) is accepted and changes
+// no answer: the arena has pruned what it has pruned, so lookups older than its history fail
+// with tf2's extrapolation error, as a tf2 buffer whose data was pruned; the first query that
+// meets this writes one warning per process to stderr naming the bridge's parameter, as
+// Python's `Buffer` warns. Set it before sharing the buffer: calls in flight on other threads
+// answer with the old cache time or the new one.
 //
 // Errors: [`TF_SHM_INVALID_HANDLE`].
 tf_shm_status tf_shm_buffer_set_cache_time(struct tf_shm_buffer buffer, int64_t cache_time_ns);

@@ -450,7 +450,7 @@ public:
   /// tf2::BufferCore(cache_time) for this buffer alone (tf_shm_buffer_set_cache_time): its
   /// queries, pairs and waits answer as a tf2 buffer of that cache time (older samples pruned
   /// as tf2's TimeCache prunes them: lookups before them throw tf2's extrapolation exception
-  /// with tf2's text); with clear(), both apply. Longer than the arena's history
+  /// with tf2's text; zero and negative are kept, as tf2 keeps them); with clear(), both apply. Longer than the arena's history
   /// (arenaCacheTime()): accepted, answers unchanged, one warning per process on stderr. Call
   /// it before sharing the buffer with other threads. Returns *this.
   Buffer & setCacheTime(Duration cache_time)

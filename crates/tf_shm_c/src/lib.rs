@@ -8,7 +8,8 @@
 //! - frame names are NUL-terminated UTF-8 (invalid bytes are replaced, so such a name is an
 //!   unknown frame); NULL where a pointer is required is [`TF_SHM_NULL_ARGUMENT`];
 //! - times are ns since the epoch of the data's clock (`int64_t`, as `tf2::TimePoint`), 0 means
-//!   "latest" as in tf2; durations are ns (negative counts as 0);
+//!   "latest" as in tf2; durations are ns (negative counts as 0, but a cache time, which is
+//!   kept as tf2 keeps it: [`tf_shm_buffer_set_cache_time`]);
 //! - handles are 64-bit ids, safe to share between threads and to use concurrently; a closed
 //!   or unknown handle is [`TF_SHM_INVALID_HANDLE`], never undefined behaviour;
 //! - the hot calls take what is checked once instead: a [`tf_shm_buffer_ref`] (a pointer that
@@ -25,11 +26,13 @@ mod tail;
 
 use std::borrow::Cow;
 use std::ffi::{c_char, c_void, CStr};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
-use tf_shm::{Buffer, BufferCore, ClearMark, FramePair, Join, Transform, TransformError};
+use tf_shm::{
+    Answering, Buffer, BufferCore, BufferLimits, FramePair, Join, Transform, TransformError,
+};
 
 use crate::handles::{Entry, Table};
 pub use crate::status::*;
@@ -71,65 +74,9 @@ pub struct tf_shm_transform_stamped {
 struct BufferEntry {
     buffer: Buffer,
     closed: AtomicBool,
-    /// Whether the buffer may answer other than its arena: it was cleared or given a cache
-    /// time. The queries of a buffer that was neither pay this one plain load.
-    limited: AtomicBool,
-    /// Whether [`tf_shm_buffer_clear`] was ever called (then `cleared` holds its mark).
-    ever_cleared: AtomicBool,
-    /// tf2's cache time of this buffer ([`tf_shm_buffer_set_cache_time`]), ns; negative: none
-    /// given (the arena's).
-    cache_time: AtomicI64,
-    /// The last clear's mark, with the arena swap count it is keyed for.
-    cleared: Mutex<Option<Arc<Cleared>>>,
-}
-
-/// A buffer's clear (`tf_shm::ClearMark`), keyed for one arena.
-struct Cleared {
-    swaps: u64,
-    mark: ClearMark,
-}
-
-impl BufferEntry {
-    /// The last clear's mark, keyed for the arena answering now; `None` (no lock taken) when
-    /// the buffer was never cleared.
-    #[inline]
-    fn mark(&self) -> Option<Arc<Cleared>> {
-        if !self.ever_cleared.load(Ordering::Acquire) {
-            return None;
-        }
-        self.mark_slow()
-    }
-
-    /// The buffer's cache time when it is shorter than the arena's, as Python's `Buffer`
-    /// applies it: a longer one changes nothing (the arena has pruned what it has pruned), and
-    /// is reported once per process ([`warn_longer_cache_time`]).
-    fn shorter_cache_time(&self) -> Option<i64> {
-        let ns = self.cache_time.load(Ordering::Relaxed);
-        if ns < 0 {
-            return None;
-        }
-        let arena = self.buffer.get_cache_length();
-        if ns > arena && self.buffer.joined() {
-            warn_longer_cache_time(ns, arena);
-        }
-        (ns < arena).then_some(ns)
-    }
-
-    #[cold]
-    fn mark_slow(&self) -> Option<Arc<Cleared>> {
-        let mut g = self.cleared.lock().unwrap_or_else(|p| p.into_inner());
-        let c = g.as_mut()?;
-        let now = self.buffer.arena_swaps();
-        if c.swaps != now {
-            // After a bridge restart the frames have other ids: carry the mark by name. A
-            // damaged arena keeps the old keys; the query reports the damage.
-            let mut mark = c.mark.clone();
-            if self.buffer.with_store(|s| mark.rekey(s)).is_ok() {
-                *c = Arc::new(Cleared { swaps: now, mark });
-            }
-        }
-        Some(c.clone())
-    }
+    /// This buffer's cache time ([`tf_shm_buffer_set_cache_time`]) and clear
+    /// ([`tf_shm_buffer_clear`]). The queries of a buffer given neither pay one plain load.
+    limits: BufferLimits,
 }
 
 /// Once per process: a buffer was given a cache time longer than its arena's history (the
@@ -148,34 +95,22 @@ fn warn_longer_cache_time(requested_ns: i64, have_ns: i64) {
     }
 }
 
-/// `$body` with `$b` bound to what answers for the entry `$e`: its buffer, or, when it was
-/// given a cache time shorter than the arena's ([`tf_shm_buffer_set_cache_time`]) or cleared
+/// `f` on what answers for the entry `e`: its buffer, or, when it was given a cache time
+/// shorter than the arena's ([`tf_shm_buffer_set_cache_time`]) or cleared
 /// ([`tf_shm_buffer_clear`]), the buffer's store as a tf2 buffer of that cache time after that
-/// clear (`tf_shm::CacheLimited`: tf2's walk over the samples such a buffer holds), combined
-/// as Python's `Buffer` combines them.
-macro_rules! answer {
-    ($e:expr, $b:ident => $body:expr) => {{
-        let e: &BufferEntry = $e;
-        if !e.limited.load(Ordering::Acquire) {
-            let $b = &e.buffer;
-            $body
-        } else {
-            match (e.mark(), e.shorter_cache_time()) {
-                (Some(c), ct) => e.buffer.with_store(|s| {
-                    let $b = &tf_shm::CacheLimited::cleared(s, ct, &c.mark);
-                    $body
-                }),
-                (None, Some(ns)) => e.buffer.with_store(|s| {
-                    let $b = &tf_shm::CacheLimited::new(s, ns);
-                    $body
-                }),
-                (None, None) => {
-                    let $b = &e.buffer;
-                    $body
-                }
+/// clear (`tf_shm::BufferLimits::query`). A cache time longer than the arena's is reported
+/// here, at the first query that meets it.
+#[inline]
+fn answer<R>(e: &BufferEntry, f: impl FnOnce(&Answering<'_>) -> R) -> R {
+    if e.limits.is_set() {
+        if let Some(ns) = e.limits.cache_time() {
+            let arena = e.buffer.get_cache_length();
+            if ns > arena && e.buffer.joined() {
+                warn_longer_cache_time(ns, arena);
             }
         }
-    }};
+    }
+    e.limits.query(&e.buffer, f)
 }
 
 struct PairEntry {
@@ -237,7 +172,7 @@ fn invalid(function: &str, what: &str) -> Fail {
     )
 }
 
-/// Runs `f` on the open buffer entry of `h` (queries answer through [`answer!`]).
+/// Runs `f` on the open buffer entry of `h` (queries answer through [`answer`]).
 fn with_entry(
     function: &str,
     h: tf_shm_buffer,
@@ -251,7 +186,7 @@ fn with_entry(
 }
 
 /// tf2_ros's wait for a check, `Buffer::wait_until` (sleeps on the arena's futex); this
-/// buffer's clear and cache time, if any, are in `ready` (through [`answer!`]).
+/// buffer's clear and cache time, if any, are in `ready` (through [`answer`]).
 fn wait_until(
     e: &BufferEntry,
     timeout: Duration,
@@ -382,10 +317,7 @@ fn insert_buffer(function: &str, buffer: Buffer) -> Result<tf_shm_buffer, Fail> 
         .insert(BufferEntry {
             buffer,
             closed: AtomicBool::new(false),
-            limited: AtomicBool::new(false),
-            ever_cleared: AtomicBool::new(false),
-            cache_time: AtomicI64::new(-1),
-            cleared: Mutex::new(None),
+            limits: BufferLimits::default(),
         })
         .ok_or_else(|| {
             Fail::new(
@@ -479,12 +411,7 @@ pub extern "C" fn tf_shm_buffer_close(buffer: tf_shm_buffer) -> tf_shm_status {
 pub extern "C" fn tf_shm_buffer_clear(buffer: tf_shm_buffer) -> tf_shm_status {
     const F: &str = "tf_shm_buffer_clear";
     with_entry(F, buffer, |e| {
-        let mark = e.buffer.with_store(ClearMark::take)?;
-        let swaps = e.buffer.arena_swaps();
-        *e.cleared.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(Arc::new(Cleared { swaps, mark }));
-        e.ever_cleared.store(true, Ordering::Release);
-        e.limited.store(true, Ordering::Release);
+        e.limits.clear(&e.buffer)?;
         Ok(())
     })
 }
@@ -530,14 +457,17 @@ pub unsafe extern "C" fn tf_shm_buffer_generation(
 /// arena's samples: per dynamic frame, the newest sample and every older one stamped no more
 /// than `cache_time_ns` before the second newest (tf2's `TimeCache` prunes against the newest
 /// stamp it held before each insert), so a lookup before those fails with tf2's extrapolation
-/// error and text (`tf_shm::CacheLimited`, as Python's `Buffer(cache_time=...)`). With
-/// [`tf_shm_buffer_clear`] both apply, as in tf2. Negative counts as 0. A cache time longer
-/// than the arena's (the bridge's `cache_time` parameter, [`tf_shm_buffer_arena_cache_time`])
-/// is accepted and changes no answer: the arena has pruned what it has pruned, so lookups
-/// older than its history fail with tf2's extrapolation error, as a tf2 buffer whose data was
-/// pruned; the first query that meets this writes one warning per process to stderr naming
-/// the bridge's parameter, as Python's `Buffer` warns. Set it before sharing the buffer: calls
-/// in flight on other threads answer with the old cache time or the new one.
+/// error and text (`tf_shm::BufferLimits`, as Python's `Buffer(cache_time=...)`). With
+/// [`tf_shm_buffer_clear`] both apply, as in tf2. Zero and negative are kept as tf2 keeps them
+/// (`BufferCore` stores the cache time unchecked, [`tf_shm_buffer_cache_time`] returns it): with
+/// 0 a frame holds its newest sample and those at its second newest stamp, with a negative one
+/// only its newest, as tf2's `TimeCache` prunes. A cache time longer than the arena's (the
+/// bridge's `cache_time` parameter, [`tf_shm_buffer_arena_cache_time`]) is accepted and changes
+/// no answer: the arena has pruned what it has pruned, so lookups older than its history fail
+/// with tf2's extrapolation error, as a tf2 buffer whose data was pruned; the first query that
+/// meets this writes one warning per process to stderr naming the bridge's parameter, as
+/// Python's `Buffer` warns. Set it before sharing the buffer: calls in flight on other threads
+/// answer with the old cache time or the new one.
 ///
 /// Errors: [`TF_SHM_INVALID_HANDLE`].
 #[no_mangle]
@@ -546,8 +476,7 @@ pub extern "C" fn tf_shm_buffer_set_cache_time(
     cache_time_ns: i64,
 ) -> tf_shm_status {
     with_entry("tf_shm_buffer_set_cache_time", buffer, |e| {
-        e.cache_time.store(cache_time_ns.max(0), Ordering::Relaxed);
-        e.limited.store(true, Ordering::Release);
+        e.limits.set_cache_time(Some(cache_time_ns));
         Ok(())
     })
 }
@@ -567,12 +496,7 @@ pub unsafe extern "C" fn tf_shm_buffer_cache_time(
     const F: &str = "tf_shm_buffer_cache_time";
     with_entry(F, buffer, |e| {
         let out = crate::out(F, "out", out)?;
-        let ns = e.cache_time.load(Ordering::Relaxed);
-        *out = if ns >= 0 {
-            ns
-        } else {
-            e.buffer.get_cache_length()
-        };
+        *out = e.limits.get_cache_length(&e.buffer);
         Ok(())
     })
 }
@@ -687,7 +611,7 @@ fn lookup_into(
     time_ns: i64,
     out: &mut tf_shm_transform_stamped,
 ) -> Result<(), Fail> {
-    if e.limited.load(Ordering::Acquire) {
+    if e.limits.is_set() {
         return lookup_limited(e, target, source, time_ns, out);
     }
     let r = e.buffer.lookup_transform(target, source, time_ns)?;
@@ -706,7 +630,7 @@ fn lookup_limited(
     time_ns: i64,
     out: &mut tf_shm_transform_stamped,
 ) -> Result<(), Fail> {
-    let r = answer!(e, b => b.lookup_transform(target, source, time_ns))?;
+    let r = answer(e, |b| b.lookup_transform(target, source, time_ns))?;
     write_transform(out, r.stamp, &r.transform);
     Ok(())
 }
@@ -737,11 +661,9 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_timeout(
             )
         };
         let out = crate::out(F, "out", out)?;
-        let _ = wait_until(
-            e,
-            duration(timeout_ns),
-            |e| answer!(e, b => b.can_transform(&t, &s, time_ns)),
-        );
+        let _ = wait_until(e, duration(timeout_ns), |e| {
+            answer(e, |b| b.can_transform(&t, &s, time_ns))
+        });
         lookup_into(e, &t, &s, time_ns, out)
     })
 }
@@ -775,8 +697,9 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full(
             )
         };
         let out = crate::out(F, "out", out)?;
-        let r =
-            answer!(e, b => b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x))?;
+        let r = answer(e, |b| {
+            b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x)
+        })?;
         write_transform(out, r.stamp, &r.transform);
         Ok(())
     })
@@ -809,13 +732,14 @@ pub unsafe extern "C" fn tf_shm_lookup_transform_full_timeout(
             )
         };
         let out = crate::out(F, "out", out)?;
-        let _ = wait_until(
-            e,
-            duration(timeout_ns),
-            |e| answer!(e, b => b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)),
-        );
-        let r =
-            answer!(e, b => b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x))?;
+        let _ = wait_until(e, duration(timeout_ns), |e| {
+            answer(e, |b| {
+                b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)
+            })
+        });
+        let r = answer(e, |b| {
+            b.lookup_transform_full(&t, target_time_ns, &s, source_time_ns, &x)
+        })?;
         write_transform(out, r.stamp, &r.transform);
         Ok(())
     })
@@ -842,7 +766,7 @@ pub unsafe extern "C" fn tf_shm_can_transform(
                 name(F, "source_frame", source_frame)?,
             )
         };
-        Ok(answer!(e, b => b.can_transform(&t, &s, time_ns))?)
+        Ok(answer(e, |b| b.can_transform(&t, &s, time_ns))?)
     })
 }
 
@@ -869,11 +793,9 @@ pub unsafe extern "C" fn tf_shm_can_transform_timeout(
                 name(F, "source_frame", source_frame)?,
             )
         };
-        Ok(wait_until(
-            e,
-            duration(timeout_ns),
-            |e| answer!(e, b => b.can_transform(&t, &s, time_ns)),
-        )?)
+        Ok(wait_until(e, duration(timeout_ns), |e| {
+            answer(e, |b| b.can_transform(&t, &s, time_ns))
+        })?)
     })
 }
 
@@ -900,7 +822,9 @@ pub unsafe extern "C" fn tf_shm_can_transform_full(
                 name(F, "fixed_frame", fixed_frame)?,
             )
         };
-        Ok(answer!(e, b => b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x))?)
+        Ok(answer(e, |b| {
+            b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)
+        })?)
     })
 }
 
@@ -929,11 +853,11 @@ pub unsafe extern "C" fn tf_shm_can_transform_full_timeout(
                 name(F, "fixed_frame", fixed_frame)?,
             )
         };
-        Ok(wait_until(
-            e,
-            duration(timeout_ns),
-            |e| answer!(e, b => b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)),
-        )?)
+        Ok(wait_until(e, duration(timeout_ns), |e| {
+            answer(e, |b| {
+                b.can_transform_full(&t, target_time_ns, &s, source_time_ns, &x)
+            })
+        })?)
     })
 }
 
@@ -958,7 +882,7 @@ pub unsafe extern "C" fn tf_shm_get_latest_common_time(
             )
         };
         let out = crate::out(F, "out", out)?;
-        *out = answer!(e, b => b.get_latest_common_time(&t, &s))?;
+        *out = answer(e, |b| b.get_latest_common_time(&t, &s))?;
         Ok(())
     })
 }
@@ -978,7 +902,7 @@ pub unsafe extern "C" fn tf_shm_all_frames_as_string(
 ) -> tf_shm_status {
     const F: &str = "tf_shm_all_frames_as_string";
     with_entry(F, buffer, |e| {
-        let text = answer!(e, b => b.all_frames_as_string())?;
+        let text = answer(e, |b| b.all_frames_as_string())?;
         copy_text(F, text.as_bytes(), buf, cap, len)
     })
 }
@@ -998,7 +922,7 @@ pub unsafe extern "C" fn tf_shm_all_frames_as_yaml(
 ) -> tf_shm_status {
     const F: &str = "tf_shm_all_frames_as_yaml";
     with_entry(F, buffer, |e| {
-        let text = answer!(e, b => b.all_frames_as_yaml(now_ns))?;
+        let text = answer(e, |b| b.all_frames_as_yaml(now_ns))?;
         copy_text(F, text.as_bytes(), buf, cap, len)
     })
 }
@@ -1129,7 +1053,7 @@ pub unsafe extern "C" fn tf_shm_pair_lookup(
 }
 
 /// The one body of the pair lookups (`out` checked by the caller). After a clear of the
-/// buffer or with a cache time, the pair's names answer through them ([`answer!`]).
+/// buffer or with a cache time, the pair's names answer through them ([`answer`]).
 #[inline]
 fn pair_lookup_into(
     e: &BufferEntry,
@@ -1137,7 +1061,7 @@ fn pair_lookup_into(
     time_ns: i64,
     out: &mut tf_shm_transform_stamped,
 ) -> Result<(), Fail> {
-    if e.limited.load(Ordering::Acquire) {
+    if e.limits.is_set() {
         return lookup_limited(e, pair.target(), pair.source(), time_ns, out);
     }
     let (stamp, t) = e.buffer.lookup_pair(pair, time_ns)?;

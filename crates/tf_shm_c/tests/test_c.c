@@ -311,15 +311,15 @@ static void test_misuse(void) {
   tf_shm_buffer b2;
   st = tf_shm_buffer_open("ctest", 0, 0, &b2);
   CHECK(st == TF_SHM_OK, "%s: %s", tf_shm_status_name(st), tf_shm_last_error_message());
-  /* getCacheLength: the arena's until a cache time is given, then that (negative counts as 0,
-   * as every duration of the ABI); the arena's stays readable. */
+  /* getCacheLength: the arena's until a cache time is given, then that (a negative one too, as
+   * tf2's BufferCore keeps it); the arena's stays readable. */
   int64_t arena_ns = 0, ct = 0;
   CHECK(tf_shm_buffer_arena_cache_time(b2, &arena_ns) == TF_SHM_OK && arena_ns > 0, "arena");
   CHECK(tf_shm_buffer_cache_time(b2, &ct) == TF_SHM_OK && ct == arena_ns, "%lld", (long long)ct);
   CHECK(tf_shm_buffer_set_cache_time(b2, 150 * MS) == TF_SHM_OK, "set");
   CHECK(tf_shm_buffer_cache_time(b2, &ct) == TF_SHM_OK && ct == 150 * MS, "%lld", (long long)ct);
   CHECK(tf_shm_buffer_set_cache_time(b2, -5) == TF_SHM_OK, "set negative");
-  CHECK(tf_shm_buffer_cache_time(b2, &ct) == TF_SHM_OK && ct == 0, "%lld", (long long)ct);
+  CHECK(tf_shm_buffer_cache_time(b2, &ct) == TF_SHM_OK && ct == -5, "%lld", (long long)ct);
   CHECK(tf_shm_buffer_arena_cache_time(b2, &ct) == TF_SHM_OK && ct == arena_ns, "arena kept");
   tf_shm_pair p2;
   CHECK(tf_shm_pair_new(b2, "map", "odom", &p2) == TF_SHM_OK, "pair");

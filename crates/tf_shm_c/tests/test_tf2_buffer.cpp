@@ -701,6 +701,30 @@ static void testCacheTime(const char * dir)
   }
   tf_shm_testkit_close(o);
 
+  // Zero and negative, which tf2 keeps as given (BufferCore's constructor, getCacheLength()):
+  // its TimeCache then keeps the newest sample and those at the second newest stamp (0), or
+  // only the one inserted last (negative).
+  const char * names[] = {"tf2cachezero", "tf2cacheneg"};
+  const tf2::Duration tiny[] = {tf2::Duration(0), tf2::Duration(-1)};
+  for (int k = 0; k < 2; k++) {
+    o = tf_shm_testkit_serve(dir, names[k], 0);
+    CHECK(o != nullptr, "serve");
+    if (!o) {return;}
+    tf2::BufferCore tiny_ref(tiny[k]);
+    Both t{o, &tiny_ref};
+    scenario_fill_with(bothSink, &t);
+    {
+      tf_shm::Tf2Buffer ours(tiny[k], names[k], 0);
+      CHECK(ours.getCacheLength() == tiny_ref.getCacheLength(), "getCacheLength %lld, tf2 %lld",
+        (long long)ours.getCacheLength().count(), (long long)tiny_ref.getCacheLength().count());
+      std::printf("test_tf2_buffer: cache time %lld ns:\n", (long long)tiny[k].count());
+      testGrid(ours, tiny_ref);
+      testTimes(ours, tiny_ref, {0, T0 + 300 * MS, T0 + 350 * MS, T0 + 399 * MS, T0 + 400 * MS,
+        T0 + 450 * MS});
+    }
+    tf_shm_testkit_close(o);
+  }
+
   // Longer than the arena's (200 ms here): accepted, getCacheLength() says it, answers are the
   // arena's, i.e. a tf2 buffer of the arena's cache time.
   const tf2::Duration arena = std::chrono::milliseconds(200);

@@ -3,14 +3,13 @@
 //! messages.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
-use tf_shm::{Buffer, BufferCore, ClearMark, FramePair, Join, Transform, TransformError};
+use tf_shm::{Buffer, BufferCore, BufferLimits, FramePair, Join, Transform, TransformError};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
@@ -115,59 +114,12 @@ fn find_or_add(
 pub struct NativeBuffer {
     inner: Buffer,
     pairs: Mutex<PairCache>,
-    /// tf2's cache time asked for, ns, when one was.
-    cache_time: Option<i64>,
-    /// Whether `clear()` was ever called (then `cleared` holds its mark).
-    ever_cleared: AtomicBool,
-    /// The last `clear()`'s mark, with the arena swap count it is keyed for.
-    cleared: Mutex<Option<(u64, ClearMark)>>,
-}
-
-/// `$body` with `$b` bound to what answers: the buffer, or, when a cache time shorter than
-/// the arena's was asked for or `clear()` was called, the buffer's store as a tf2 buffer of
-/// that cache time after that clear (`tf_shm::CacheLimited`).
-macro_rules! answer {
-    ($self:ident, $b:ident => $body:expr) => {{
-        let cache_time = $self
-            .cache_time
-            .filter(|&ns| ns < $self.inner.get_cache_length());
-        let cleared = $self.clear_mark();
-        match (cleared.as_ref().and_then(|g| g.as_ref()), cache_time) {
-            (Some((_, mark)), ct) => $self.inner.with_store(|s| {
-                let $b = &tf_shm::CacheLimited::cleared(s, ct, mark);
-                $body
-            }),
-            (None, Some(ns)) => $self.inner.with_store(|s| {
-                let $b = &tf_shm::CacheLimited::new(s, ns);
-                $body
-            }),
-            (None, None) => {
-                let $b = &$self.inner;
-                $body
-            }
-        }
-    }};
+    /// tf2's cache time asked for and `clear()`: what the queries answer under
+    /// (`tf_shm::BufferLimits::query`).
+    limits: BufferLimits,
 }
 
 impl NativeBuffer {
-    /// The last `clear()`'s mark, keyed for the arena answering now; `None` (no lock taken)
-    /// when the buffer was never cleared.
-    fn clear_mark(&self) -> Option<MutexGuard<'_, Option<(u64, ClearMark)>>> {
-        if !self.ever_cleared.load(Ordering::Acquire) {
-            return None;
-        }
-        let mut guard = self.cleared.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((swaps, mark)) = guard.as_mut() {
-            let now = self.inner.arena_swaps();
-            // After a bridge restart the frames have other ids: carry the mark by name. A
-            // damaged arena keeps the old keys; the lookup reports the damage.
-            if *swaps != now && self.inner.with_store(|s| mark.rekey(s)).is_ok() {
-                *swaps = now;
-            }
-        }
-        Some(guard)
-    }
-
     /// Waits up to `timeout` (GIL released by the caller) until `ready` holds, re-checking
     /// after every change to the arena (`tf_shm::Buffer::wait_until`), as tf2_ros's timed calls
     /// wait for `canTransform`.
@@ -188,8 +140,9 @@ impl NativeBuffer {
     /// `OpenError` with the engine's text when the arena cannot be joined at all.
     #[new]
     ///
-    /// `cache_time` (ns or a duration): tf2's cache time; shorter than the arena's, lookups
-    /// answer as a tf2 buffer of that cache time does (older data pruned).
+    /// `cache_time` (ns or a duration): tf2's cache time, kept as tf2 keeps it (zero and
+    /// negative too); shorter than the arena's, lookups answer as a tf2 buffer of that cache
+    /// time does (older data pruned; negative: each frame holds only its newest sample).
     #[pyo3(signature = (domain=None, name=None, open_timeout=None, cache_time=None))]
     fn new(
         py: Python<'_>,
@@ -226,9 +179,7 @@ impl NativeBuffer {
                 by_hash: HashMap::new(),
                 last: None,
             }),
-            cache_time,
-            ever_cleared: AtomicBool::new(false),
-            cleared: Mutex::new(None),
+            limits: BufferLimits::new(cache_time),
         })
     }
 
@@ -280,13 +231,18 @@ impl NativeBuffer {
         if let Some(w) = wait_for(timeout)? {
             py.detach(|| {
                 self.wait_until(w, || {
-                    answer!(self, b => b.can_transform(&target_frame, &source_frame, t)).is_ok()
+                    self.limits
+                        .query(&self.inner, |b| {
+                            b.can_transform(&target_frame, &source_frame, t)
+                        })
+                        .is_ok()
                 })
             });
         }
-        let r = answer!(self, b => b
-            .lookup_transform(&target_frame, &source_frame, t)
-            .map(|r| flat(r.stamp, &r.transform)));
+        let r = self.limits.query(&self.inner, |b| {
+            b.lookup_transform(&target_frame, &source_frame, t)
+                .map(|r| flat(r.stamp, &r.transform))
+        });
         r.map_err(|e| transform_error(py, e))
     }
 
@@ -300,15 +256,15 @@ impl NativeBuffer {
         time: &Bound<'_, PyAny>,
     ) -> PyResult<Flat> {
         let t = time::ns(time)?;
-        let limited = self
-            .cache_time
-            .is_some_and(|ns| ns < self.inner.get_cache_length());
-        if limited || self.ever_cleared.load(Ordering::Acquire) {
+        if self.limits.applies(&self.inner) {
             let (target, source) = (target_frame.to_cow()?, source_frame.to_cow()?);
-            return answer!(self, b => b
-                .lookup_transform(&target, &source, t)
-                .map(|r| flat(r.stamp, &r.transform)))
-            .map_err(|e| transform_error(py, e));
+            return self
+                .limits
+                .query(&self.inner, |b| {
+                    b.lookup_transform(&target, &source, t)
+                        .map(|r| flat(r.stamp, &r.transform))
+                })
+                .map_err(|e| transform_error(py, e));
         }
         let mut guard = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
         let cache = &mut *guard;
@@ -350,20 +306,18 @@ impl NativeBuffer {
         if let Some(w) = wait_for(timeout)? {
             py.detach(|| {
                 self.wait_until(w, || {
-                    answer!(self, b => b.can_transform_full(
-                        &target_frame,
-                        tt,
-                        &source_frame,
-                        st,
-                        &fixed_frame
-                    ))
-                    .is_ok()
+                    self.limits
+                        .query(&self.inner, |b| {
+                            b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+                        })
+                        .is_ok()
                 })
             });
         }
-        let r = answer!(self, b => b
-            .lookup_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
-            .map(|r| flat(r.stamp, &r.transform)));
+        let r = self.limits.query(&self.inner, |b| {
+            b.lookup_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+                .map(|r| flat(r.stamp, &r.transform))
+        });
         r.map_err(|e| transform_error(py, e))
     }
 
@@ -382,13 +336,17 @@ impl NativeBuffer {
         if let Some(w) = wait_for(timeout)? {
             py.detach(|| {
                 self.wait_until(w, || {
-                    answer!(self, b => b.can_transform(&target_frame, &source_frame, t)).is_ok()
+                    self.limits
+                        .query(&self.inner, |b| {
+                            b.can_transform(&target_frame, &source_frame, t)
+                        })
+                        .is_ok()
                 })
             });
         }
-        Ok(verdict(
-            answer!(self, b => b.can_transform(&target_frame, &source_frame, t)),
-        ))
+        Ok(verdict(self.limits.query(&self.inner, |b| {
+            b.can_transform(&target_frame, &source_frame, t)
+        })))
     }
 
     /// tf2_py's `can_transform_full_core`, after waiting up to `timeout` (GIL released).
@@ -408,24 +366,17 @@ impl NativeBuffer {
         if let Some(w) = wait_for(timeout)? {
             py.detach(|| {
                 self.wait_until(w, || {
-                    answer!(self, b => b.can_transform_full(
-                        &target_frame,
-                        tt,
-                        &source_frame,
-                        st,
-                        &fixed_frame
-                    ))
-                    .is_ok()
+                    self.limits
+                        .query(&self.inner, |b| {
+                            b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+                        })
+                        .is_ok()
                 })
             });
         }
-        Ok(verdict(answer!(self, b => b.can_transform_full(
-            &target_frame,
-            tt,
-            &source_frame,
-            st,
-            &fixed_frame
-        ))))
+        Ok(verdict(self.limits.query(&self.inner, |b| {
+            b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+        })))
     }
 
     /// tf2's `getLatestCommonTime`, ns; raises what tf2_py raises (see
@@ -436,19 +387,26 @@ impl NativeBuffer {
         target_frame: PyBackedStr,
         source_frame: PyBackedStr,
     ) -> PyResult<i64> {
-        answer!(self, b => b.get_latest_common_time(&target_frame, &source_frame))
+        self.limits
+            .query(&self.inner, |b| {
+                b.get_latest_common_time(&target_frame, &source_frame)
+            })
             .map_err(|e| latest_common_time_error(py, e))
     }
 
     /// tf2's `allFramesAsString()`.
     fn all_frames_as_string(&self, py: Python<'_>) -> PyResult<String> {
-        answer!(self, b => b.all_frames_as_string()).map_err(|e| base_error(py, e.into()))
+        self.limits
+            .query(&self.inner, |b| b.all_frames_as_string())
+            .map_err(|e| base_error(py, e.into()))
     }
 
     /// tf2's `allFramesAsYAML(now)`; `now` in ns (tf2_py passes 0).
     #[pyo3(signature = (now=0))]
     fn all_frames_as_yaml(&self, py: Python<'_>, now: i64) -> PyResult<String> {
-        answer!(self, b => b.all_frames_as_yaml(now)).map_err(|e| base_error(py, e.into()))
+        self.limits
+            .query(&self.inner, |b| b.all_frames_as_yaml(now))
+            .map_err(|e| base_error(py, e.into()))
     }
 
     /// tf2's `_chainAsVector` (tf2_py's `_chain`): the frame names of the two-time lookup's
@@ -463,14 +421,19 @@ impl NativeBuffer {
         fixed_frame: PyBackedStr,
     ) -> PyResult<Vec<String>> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
-        answer!(self, b => b.chain_as_vector(&target_frame, tt, &source_frame, st, &fixed_frame))
+        self.limits
+            .query(&self.inner, |b| {
+                b.chain_as_vector(&target_frame, tt, &source_frame, st, &fixed_frame)
+            })
             .map_err(|e| transform_error(py, e))
     }
 
     /// tf2's `_allFramesAsDot(now)`; `now` in ns (0: without ages and recording time).
     #[pyo3(signature = (now=0))]
     fn all_frames_as_dot(&self, py: Python<'_>, now: i64) -> PyResult<String> {
-        answer!(self, b => b.all_frames_as_dot(now)).map_err(|e| base_error(py, e.into()))
+        self.limits
+            .query(&self.inner, |b| b.all_frames_as_dot(now))
+            .map_err(|e| base_error(py, e.into()))
     }
 
     /// tf2's `lookupVelocity` (tf2_py's `lookupVelocityFullCore` argument order):
@@ -489,32 +452,30 @@ impl NativeBuffer {
     ) -> PyResult<(V3, V3)> {
         let (t, interval) = (time::ns(time)?, time::ns(averaging_interval)?);
         let (px, py_, pz) = reference_point;
-        answer!(self, b => b.lookup_velocity_full(
-            &tracking_frame,
-            &observation_frame,
-            &reference_frame,
-            [px, py_, pz],
-            &reference_point_frame,
-            t,
-            interval
-        ))
-        .map(|v| (v3(v.linear), v3(v.angular)))
-        .map_err(|e| transform_error(py, e))
+        self.limits
+            .query(&self.inner, |b| {
+                b.lookup_velocity_full(
+                    &tracking_frame,
+                    &observation_frame,
+                    &reference_frame,
+                    [px, py_, pz],
+                    &reference_point_frame,
+                    t,
+                    interval,
+                )
+            })
+            .map(|v| (v3(v.linear), v3(v.angular)))
+            .map_err(|e| transform_error(py, e))
     }
 
     /// tf2's `BufferCore::clear()` for this buffer only: from now on its queries hold no
     /// dynamic sample stored before the call (static transforms stay, as tf2's); the shared
-    /// arena and every other buffer on it are untouched (`tf_shm::ClearMark`). Raises
+    /// arena and every other buffer on it are untouched (`tf_shm::BufferLimits::clear`). Raises
     /// `TransformException` for a damaged arena.
     fn clear(&self, py: Python<'_>) -> PyResult<()> {
-        let mark = self
-            .inner
-            .with_store(ClearMark::take)
-            .map_err(|e| base_error(py, e.into()))?;
-        let swaps = self.inner.arena_swaps();
-        *self.cleared.lock().unwrap_or_else(|p| p.into_inner()) = Some((swaps, mark));
-        self.ever_cleared.store(true, Ordering::Release);
-        Ok(())
+        self.limits
+            .clear(&self.inner)
+            .map_err(|e| base_error(py, e.into()))
     }
 
     /// tf2's `_frameExists(name)`.

@@ -370,6 +370,23 @@ def test_a_longer_cache_time_is_accepted_with_one_warning_naming_the_bridge_para
     assert b.can_transform("map", "laser", 0) is False
 
 
+def test_a_zero_or_negative_cache_time_is_kept_as_tf2_keeps_it(arena):
+    """tf2's BufferCore keeps its cache time unchecked; its TimeCache, pruning before each
+    insert, then holds a frame's newest sample and those at its second newest stamp (0), or
+    only the one inserted last (negative)."""
+    for s in (1, 2, 3):
+        arena.set_transform("map", "odom", s * NS, (float(s), 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+    zero = tf_shm.Buffer(cache_time=0, open_timeout=0)
+    assert zero.lookup_transform_tuple("map", "odom", 2.5)[1] == 2.5
+    with pytest.raises(tf_shm.ExtrapolationException, match="earliest data is at time 2.0"):
+        zero.lookup_transform_tuple("map", "odom", 1.5)
+    negative = tf_shm.Buffer(cache_time=-1, open_timeout=0)
+    assert negative.lookup_transform_tuple("map", "odom", 3 * NS)[1] == 3.0
+    with pytest.raises(tf_shm.ExtrapolationException, match="but only time 3.0+ is in the buffer"):
+        negative.lookup_transform_tuple("map", "odom", 2.5)
+    assert tf_shm.Buffer(open_timeout=0).lookup_transform_tuple("map", "odom", 1.5)[1] == 1.5
+
+
 def test_open_timeout_keeps_the_clear_no_bridge_error(runtime_dir):
     with pytest.raises(tf_shm.OpenError) as e:
         tf_shm.Buffer(open_timeout=0)

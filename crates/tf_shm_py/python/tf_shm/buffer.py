@@ -74,7 +74,8 @@ class Buffer(BufferInterface):
         answer as a tf2_ros buffer of that cache time (older data pruned as tf2's ``TimeCache``
         prunes, relative to each frame's second newest stamp: tf2's
         ``ExtrapolationException`` with tf2's text; such a buffer skips the arena's fast
-        paths). Longer: accepted with a ``RuntimeWarning`` (once per process) naming the
+        paths). Zero and negative are kept as tf2 keeps them: a frame then holds its newest
+        sample and those at its second newest stamp (zero), or only its newest (negative). Longer: accepted with a ``RuntimeWarning`` (once per process) naming the
         bridge's ``cache_time`` parameter; lookups older than the arena's history raise tf2's
         ``ExtrapolationException``, as a tf2 buffer whose data was pruned.
     :param node: used for wake-ups only: a coroutine awaiting :meth:`lookup_transform_async`
