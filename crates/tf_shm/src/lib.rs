@@ -30,6 +30,7 @@
 pub mod arena;
 mod buffer;
 pub mod cache_limit;
+pub mod cdr;
 pub mod chain;
 pub mod error;
 pub mod fast_path;
