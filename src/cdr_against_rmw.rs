@@ -1,11 +1,12 @@
 //! `tf_shm::cdr` against the middleware's own serialisation: r2r's `to_serialized_bytes` and
-//! `from_serialized_bytes` (rmw_serialize / rmw_deserialize of the RMW in use).
+//! `from_serialized_bytes` (rmw_serialize / rmw_deserialize of the RMW in use), for TFMessage
+//! and Clock.
 
 use proptest::prelude::*;
 use r2r::geometry_msgs::msg::{Quaternion, Transform, TransformStamped, Vector3};
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::WrappedTypesupport;
-use tf_shm::cdr::decode;
+use tf_shm::cdr::{decode, decode_clock};
 use tf_shm::validate::TransformInput;
 
 fn name() -> impl Strategy<Value = String> {
@@ -120,6 +121,35 @@ fn every_encapsulation_is_read_as_the_middleware_reads_it() {
             if let Err(e) = compare(&bytes) {
                 panic!("encapsulation 0x{id:04x}, big-endian payload {be}: {e}");
             }
+        }
+    }
+}
+
+/// A Clock in either byte order, each encapsulation id and each cut of it: read as the
+/// middleware reads it, or refused by both.
+#[test]
+fn clocks_are_read_as_the_middleware_reads_them() {
+    use r2r::rosgraph_msgs::msg::Clock;
+    let compare = |bytes: &[u8]| {
+        let theirs = Clock::from_serialized_bytes(bytes)
+            .map(|c| i64::from(c.clock.sec) * 1_000_000_000 + i64::from(c.clock.nanosec));
+        match (decode_clock(bytes), theirs) {
+            (Ok(ours), Ok(theirs)) => assert_eq!(ours, theirs, "{bytes:?}"),
+            (Err(_), Err(_)) => {}
+            (ours, theirs) => panic!("{bytes:?}: ours {ours:?}, the middleware's {theirs:?}"),
+        }
+    };
+    for be in [false, true] {
+        let mut m = vec![0, u8::from(!be), 0, 0];
+        for v in [-3i32 as u32, 999_999_999] {
+            m.extend(if be { v.to_be_bytes() } else { v.to_le_bytes() });
+        }
+        for n in 0..=m.len() {
+            compare(&m[..n]);
+        }
+        for id in 0..=u16::MAX {
+            m[..2].copy_from_slice(&id.to_be_bytes());
+            compare(&m);
         }
     }
 }
