@@ -37,7 +37,7 @@ use std::fmt;
 
 use crate::validate::TransformInput;
 
-/// Why a serialized message could not be read as a TFMessage.
+/// Why a serialized message could not be read as a TFMessage (or a Clock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CdrError {
     /// An encapsulation id the middleware refuses too (the 2-byte id; see the module doc).
