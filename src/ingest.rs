@@ -85,10 +85,11 @@ impl Ingest {
         }
     }
 
-    /// Logs a message that was not a TFMessage in plain CDR (rate-limited as refusals are).
-    pub fn report_malformed(&mut self, e: &crate::tf_cdr::CdrError) {
+    /// Logs a message that was not a TFMessage in XCDR1 or XCDR2 (rate-limited as refusals
+    /// are).
+    pub fn report_malformed(&mut self, e: &tf_shm::cdr::CdrError) {
         self.report("", "MALFORMED", || {
-            format!("message dropped, not a TFMessage in plain CDR: {e}")
+            format!("message dropped, not a TFMessage in XCDR1 or XCDR2: {e}")
         });
     }
 

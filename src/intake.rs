@@ -4,7 +4,7 @@
 //! Each subscription (r2r's `subscribe_raw_on_message`) is served by rmw's new-message callback:
 //! on the middleware thread that delivered a message, every message waiting in the DDS
 //! reader's history is taken serialized (`rcl_take_serialized_message` until it finds none),
-//! read in place (`tf_cdr`) and written under the bridge's one lock (`Shared` in `main.rs`),
+//! read in place (`tf_shm::cdr`) and written under the bridge's one lock (`Shared` in `main.rs`),
 //! before that thread goes back to receiving. So no thread is woken per message, no wait set
 //! is built and no copy of a message is made; a burst waits in the reader's history (up to the
 //! QoS depth) until taken, so nothing is dropped below it. The intake thread spins the node
@@ -18,7 +18,7 @@
 //! message seen from a publisher starts its count (what it sent before this subscription
 //! matched it is not a loss). A middleware that reports no sequence numbers (rmw's
 //! `RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED`) leaves the count at 0 and
-//! `sequence_numbers` false. A message that is not a TFMessage in plain CDR is counted
+//! `sequence_numbers` false. A message that is not a TFMessage in XCDR1 or XCDR2 is counted
 //! (`malformed`) and lost with the others.
 
 use r2r::MessageInfo;
@@ -36,7 +36,7 @@ const SEQUENCE_UNSUPPORTED: u64 = u64::MAX;
 pub struct Losses {
     /// Messages the middleware did not deliver (gaps in a publisher's sequence numbers).
     pub middleware: u64,
-    /// Messages that were not a TFMessage in plain CDR (`tf_cdr::CdrError`).
+    /// Messages that were not a TFMessage in XCDR1 or XCDR2 (`tf_shm::cdr::CdrError`).
     pub malformed: u64,
     /// Whether the middleware reported sequence numbers with every message taken so far.
     pub sequence_numbers: bool,

@@ -2,6 +2,8 @@
 //! transform into the shared arena through tf2's rules, and serves the arena to local
 //! processes as rendezvous owner. r2r glue only: the behaviour lives in `tf_shm`.
 
+#[cfg(test)]
+mod cdr_against_rmw;
 mod clock;
 mod dds_profile;
 mod frames_service;
@@ -13,7 +15,6 @@ mod ratelimit;
 mod ready;
 mod rendezvous_log;
 mod startup;
-mod tf_cdr;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -210,7 +211,7 @@ fn ingest_message(
     bytes: &[u8],
     is_static: bool,
 ) -> bool {
-    let transforms = match tf_cdr::decode(bytes) {
+    let transforms = match tf_shm::cdr::decode(bytes) {
         Ok(t) => t,
         Err(e) => {
             losses.malformed += 1;
@@ -291,7 +292,7 @@ impl Intake {
                             "{} messages lost so far ({} since the last report): {} not \
                              delivered by the middleware (more waiting than the QoS depth, or \
                              replaced in a publisher's history), {} malformed (not a TFMessage \
-                             in plain CDR)",
+                             in XCDR1 or XCDR2)",
                             lost,
                             lost - lost_reported,
                             s.losses.middleware,

@@ -31,6 +31,7 @@ pub mod arena;
 mod buffer;
 pub mod buffer_limits;
 pub mod cache_limit;
+pub mod cdr;
 pub mod chain;
 pub mod error;
 pub mod fast_path;

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::msg::DecodeError;
+use tf_shm::cdr::CdrError;
 
 /// An error reading a bag.
 #[derive(Debug)]
@@ -54,7 +54,8 @@ pub enum BagError {
         index: u64,
         /// Its receive time (log time), ns.
         log_time: u64,
-        source: DecodeError,
+        /// What is wrong with its bytes.
+        source: CdrError,
     },
 }
 

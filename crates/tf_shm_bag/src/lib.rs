@@ -9,9 +9,11 @@
 //! - [`record`]: an arena into a rosbag2-compatible MCAP file (`tf_shm record`).
 //!
 //! The container is read and written by the `mcap` crate (chunks uncompressed, zstd or lz4,
-//! as rosbag2 writes them), messages by the `cdr-encoding` crate; topics and encodings come
-//! from the file's own schema and channel records. Every transform goes through tf2's
-//! `setTransform` rules in the arena's writer, with the authority tf2_ros's listener uses.
+//! as rosbag2 writes them); messages are read by `tf_shm::cdr` (XCDR1 or XCDR2, either byte
+//! order, as the bridge reads them) and written by the `cdr-encoding` crate (little-endian
+//! XCDR1, as ROS 2 writes them); topics and encodings come from the file's own schema and
+//! channel records. Every transform goes through tf2's `setTransform` rules in the arena's
+//! writer, with the authority tf2_ros's listener uses.
 //!
 //! ```no_run
 //! let bag = tf_shm_bag::load(std::path::Path::new("run.mcap"))?;

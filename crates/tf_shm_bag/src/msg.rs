@@ -1,9 +1,12 @@
-//! `tf2_msgs/msg/TFMessage` as rosbag2 stores it: CDR (XCDR1, the encoding ROS 2 Jazzy's
-//! `rmw` serialises with), a 4-byte encapsulation header, then the message. Serde types here,
-//! the encoding itself is the `cdr-encoding` crate's.
+//! `tf2_msgs/msg/TFMessage` as rosbag2 stores it: CDR, a 4-byte encapsulation header, then
+//! the message. Read by [`tf_shm::cdr`] (XCDR1 or XCDR2, either byte order, as the bridge reads
+//! what the middleware delivers); written here as ROS 2 Jazzy's `rmw` serialises it
+//! (little-endian XCDR1), by the `cdr-encoding` crate from the serde types below.
 
-use byteorder::{BigEndian, LittleEndian};
-use serde::{Deserialize, Serialize};
+use byteorder::LittleEndian;
+use serde::Serialize;
+use tf_shm::cdr::CdrError;
+use tf_shm::validate::TransformInput;
 
 /// Schema name of the message, as rosbag2 writes it in the MCAP schema record.
 pub const SCHEMA_NAME: &str = "tf2_msgs/msg/TFMessage";
@@ -49,7 +52,7 @@ float64 w 1
 ";
 
 /// `builtin_interfaces/msg/Time`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Time {
     pub sec: i32,
     pub nanosec: u32,
@@ -81,14 +84,14 @@ impl Time {
 }
 
 /// `std_msgs/msg/Header`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Header {
     pub stamp: Time,
     pub frame_id: String,
 }
 
 /// `geometry_msgs/msg/Vector3`, metres.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Vector3 {
     pub x: f64,
     pub y: f64,
@@ -96,7 +99,7 @@ pub struct Vector3 {
 }
 
 /// `geometry_msgs/msg/Quaternion`, x, y, z, w.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Quaternion {
     pub x: f64,
     pub y: f64,
@@ -105,14 +108,14 @@ pub struct Quaternion {
 }
 
 /// `geometry_msgs/msg/Transform`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Transform {
     pub translation: Vector3,
     pub rotation: Quaternion,
 }
 
 /// `geometry_msgs/msg/TransformStamped`: the pose of `child_frame_id` in `header.frame_id`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TransformStamped {
     pub header: Header,
     pub child_frame_id: String,
@@ -120,86 +123,54 @@ pub struct TransformStamped {
 }
 
 /// `tf2_msgs/msg/TFMessage`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TfMessage {
     pub transforms: Vec<TransformStamped>,
 }
 
-/// `rosgraph_msgs/msg/Clock`: the ROS time a simulator (or `ros2 bag play --clock`) publishes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Clock {
-    pub clock: Time,
-}
-
-/// Why a message's bytes are not a TFMessage.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DecodeError(pub String);
-
-impl std::fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// A transform as [`tf_shm::cdr`] reads it, its stamp split as [`Time::from_ns`] splits it.
+impl From<TransformInput<'_>> for TransformStamped {
+    fn from(t: TransformInput<'_>) -> Self {
+        let ([x, y, z], [qx, qy, qz, qw]) = (t.translation, t.rotation);
+        TransformStamped {
+            header: Header {
+                stamp: Time::from_ns(t.stamp),
+                frame_id: t.frame_id.to_owned(),
+            },
+            child_frame_id: t.child_frame_id.to_owned(),
+            transform: Transform {
+                translation: Vector3 { x, y, z },
+                rotation: Quaternion {
+                    x: qx,
+                    y: qy,
+                    z: qz,
+                    w: qw,
+                },
+            },
+        }
     }
 }
 
-impl std::error::Error for DecodeError {}
+/// Reads one serialised TFMessage (encapsulation header included) with [`tf_shm::cdr::decode`]:
+/// XCDR1 or XCDR2, either byte order, names as r2r reads them.
+///
+/// Errors: [`CdrError`], for the whole message (as [`tf_shm::cdr::decode`]).
+pub fn decode(bytes: &[u8]) -> Result<TfMessage, CdrError> {
+    Ok(TfMessage {
+        transforms: tf_shm::cdr::decode(bytes)?
+            .map(TransformStamped::from)
+            .collect(),
+    })
+}
 
-/// Encapsulation identifiers of plain CDR (RTPS 2.3 §10.5): big and little endian.
-const CDR_BE: [u8; 2] = [0x00, 0x00];
+/// Encapsulation identifier of little-endian XCDR1 (RTPS 2.3 §10.5, `CDR_LE`).
 const CDR_LE: [u8; 2] = [0x00, 0x01];
 
-/// Decodes one serialised TFMessage (encapsulation header included).
-///
-/// Errors: [`DecodeError`] for a payload shorter than its header, an encapsulation other than
-/// plain CDR, or bytes that end early or do not form a TFMessage (e.g. a string that is not
-/// UTF-8 or a length past the end).
-pub fn decode(bytes: &[u8]) -> Result<TfMessage, DecodeError> {
-    decode_cdr(bytes, "TFMessage")
-}
-
-/// Decodes one serialised `rosgraph_msgs/msg/Clock` (encapsulation header included).
-///
-/// Errors: as [`decode`].
-pub fn decode_clock(bytes: &[u8]) -> Result<Clock, DecodeError> {
-    decode_cdr(bytes, "Clock")
-}
-
-fn decode_cdr<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, DecodeError> {
-    if bytes.len() < 4 {
-        return Err(DecodeError(format!(
-            "{} bytes, shorter than the 4-byte CDR encapsulation header",
-            bytes.len()
-        )));
-    }
-    let (head, body) = bytes.split_at(4);
-    let decoded = match [head[0], head[1]] {
-        CDR_LE => cdr_encoding::from_bytes::<T, LittleEndian>(body),
-        CDR_BE => cdr_encoding::from_bytes::<T, BigEndian>(body),
-        other => {
-            return Err(DecodeError(format!(
-                "encapsulation {:#06x} is not plain CDR (0x0000 or 0x0001)",
-                u16::from_be_bytes(other)
-            )))
-        }
-    };
-    decoded
-        .map(|(m, _)| m)
-        .map_err(|e| DecodeError(format!("not a {what} in CDR: {e}")))
-}
-
-/// Serialises a TFMessage as ROS 2 does: little-endian CDR with its encapsulation header.
+/// Serialises a TFMessage as ROS 2 does: little-endian XCDR1 with its encapsulation header.
 pub fn encode(msg: &TfMessage) -> Vec<u8> {
-    encode_cdr(msg)
-}
-
-/// Serialises a Clock as ROS 2 does (see [`encode`]).
-pub fn encode_clock(msg: &Clock) -> Vec<u8> {
-    encode_cdr(msg)
-}
-
-fn encode_cdr<T: Serialize>(msg: &T) -> Vec<u8> {
     let mut out = vec![CDR_LE[0], CDR_LE[1], 0, 0];
     // Serialising plain structs of numbers and strings into a Vec cannot fail.
-    let body = cdr_encoding::to_vec::<T, LittleEndian>(msg)
+    let body = cdr_encoding::to_vec::<TfMessage, LittleEndian>(msg)
         .expect("CDR serialisation of a message into memory");
     out.extend_from_slice(&body);
     out
@@ -257,33 +228,6 @@ mod tests {
         }
         assert_eq!(encode(&sample()), want);
         assert_eq!(decode(&want).unwrap(), sample());
-    }
-
-    #[test]
-    fn bad_bytes_are_errors() {
-        let good = encode(&sample());
-        assert!(decode(&good[..3]).is_err());
-        assert!(decode(&good[..good.len() - 1]).is_err());
-        let mut xcdr2 = good.clone();
-        xcdr2[1] = 0x07;
-        assert!(decode(&xcdr2).unwrap_err().0.contains("not plain CDR"));
-        let mut long_string = good.clone();
-        long_string[16..20].copy_from_slice(&1_000_000u32.to_le_bytes());
-        assert!(decode(&long_string).is_err());
-    }
-
-    /// rclpy's `serialize_message(Clock(clock=Time(sec=7, nanosec=5)))`, written out by hand.
-    #[test]
-    fn clock_layout_matches_ros2_cdr() {
-        let mut want = vec![0u8, 1, 0, 0];
-        want.extend(7i32.to_le_bytes());
-        want.extend(5u32.to_le_bytes());
-        let c = Clock {
-            clock: Time { sec: 7, nanosec: 5 },
-        };
-        assert_eq!(encode_clock(&c), want);
-        assert_eq!(decode_clock(&want).unwrap(), c);
-        assert!(decode_clock(&want[..7]).unwrap_err().0.contains("Clock"));
     }
 
     #[test]

@@ -292,12 +292,8 @@ impl BagReader {
                                 })
                             })
                         }
-                        Kind::Clock => msg::decode_clock(&data).map(|c| {
-                            BagRecord::Clock(ClockRecord {
-                                log_time,
-                                clock: c.clock.to_ns(),
-                            })
-                        }),
+                        Kind::Clock => tf_shm::cdr::decode_clock(&data)
+                            .map(|clock| BagRecord::Clock(ClockRecord { log_time, clock })),
                     };
                     return Some(decoded.map_err(|source| BagError::Undecodable {
                         path: self.path.clone(),

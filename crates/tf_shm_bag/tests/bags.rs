@@ -181,9 +181,19 @@ fn undecodable_message_is_named_and_nothing_is_loaded() {
     let e = load_err(&support::bag("undecodable.mcap"));
     let text = e.to_string();
     match &e {
-        BagError::Undecodable { index, topic, .. } => {
+        BagError::Undecodable {
+            index,
+            topic,
+            source,
+            ..
+        } => {
             assert_eq!(*index, 3);
             assert_eq!(topic, "/tf");
+            // 7 bytes: the transform count itself is cut.
+            assert!(
+                matches!(source, tf_shm::cdr::CdrError::Truncated { at: 4, .. }),
+                "{source:?}"
+            );
         }
         _ => panic!("{text}"),
     }

@@ -1,7 +1,8 @@
-//! `tf2_msgs/msg/TFMessage` read straight from its serialized form, the bytes the middleware
-//! delivers (`rcl_take_serialized_message`): plain CDR (XCDR version 1, OMG DDS-XTypes 1.3
-//! §7.4.3.5, as rmw_fastrtps and rmw_cyclonedds write ROS 2 messages), either byte order.
-//! Names are borrowed from the buffer: nothing is allocated per message.
+//! `tf2_msgs/msg/TFMessage` (and `rosgraph_msgs/msg/Clock`) read straight from its serialized
+//! form, the bytes the middleware delivers (`rcl_take_serialized_message`) and rosbag2 stores:
+//! CDR in XCDR version 1 (OMG DDS-XTypes 1.3 §7.4.3.5, as rmw_fastrtps and rmw_cyclonedds
+//! write ROS 2 messages) or XCDR version 2, either byte order. Names are borrowed from the
+//! buffer: nothing is allocated per message.
 //!
 //! The encapsulation header is read as the middleware reads it (Fast CDR's
 //! `Cdr::read_encapsulation`, under rmw_fastrtps, ROS 2's default): the first byte is 0, bit 0
@@ -14,24 +15,43 @@
 //! Layout after the 4-byte encapsulation header (alignment counts from its end):
 //! `u32` transform count, then per transform `i32 sec, u32 nanosec`, `frame_id`,
 //! `child_frame_id` (each `u32` length counting a terminating NUL, then the bytes), padding to
-//! 8 (XCDR2: 4), then translation `x y z` and rotation `x y z w` as `f64`.
+//! 8 (XCDR2: 4), then translation `x y z` (metres) and rotation `x y z w` as `f64`. A stamp is
+//! returned in nanoseconds, `sec · 10⁹ + nanosec`, as tf2 converts it. A Clock is its
+//! `i32 sec, u32 nanosec` alone.
 //!
 //! A message is checked whole before any of it is used, so a malformed one is refused whole, as
 //! the middleware's own deserialisation refuses it ([`CdrError`]). Names are what r2r makes of
 //! them (rcl's C strings read by `r2r_rcl`): cut at the first NUL, and empty when not UTF-8
 //! (tf2 then refuses the transform for its empty frame id, and that refusal is counted).
+//!
+//! ```
+//! // A little-endian XCDR1 TFMessage with no transforms, then a Clock at 7.000000005 s.
+//! let empty = [0u8, 1, 0, 0, 0, 0, 0, 0];
+//! assert_eq!(tf_shm::cdr::decode(&empty)?.len(), 0);
+//! let clock = [0u8, 1, 0, 0, 7, 0, 0, 0, 5, 0, 0, 0];
+//! assert_eq!(tf_shm::cdr::decode_clock(&clock)?, 7_000_000_005);
+//! # Ok::<(), tf_shm::cdr::CdrError>(())
+//! ```
 
 use std::fmt;
 
-use tf_shm::validate::TransformInput;
+use crate::validate::TransformInput;
 
-/// Why a serialized message could not be read as a TFMessage.
+/// Why a serialized message could not be read as a TFMessage (or a Clock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CdrError {
     /// An encapsulation id the middleware refuses too (the 2-byte id; see the module doc).
     Encapsulation(u16),
-    /// The message ends inside a field: `need` bytes at offset `at` of `len`.
-    Truncated { at: usize, need: usize, len: usize },
+    /// The message ends inside a field (or its count of transforms is more than its bytes can
+    /// hold).
+    Truncated {
+        /// Offset of the field in the message (encapsulation header included), bytes.
+        at: usize,
+        /// Bytes the field needs.
+        need: usize,
+        /// Length of the message, bytes.
+        len: usize,
+    },
 }
 
 impl fmt::Display for CdrError {
@@ -109,9 +129,15 @@ impl<'a> Reader<'a> {
         Ok(std::str::from_utf8(bytes).unwrap_or(""))
     }
 
-    fn transform(&mut self) -> Result<TransformInput<'a>, CdrError> {
+    /// A `builtin_interfaces/Time`, ns.
+    fn stamp(&mut self) -> Result<i64, CdrError> {
         let sec = self.u32()? as i32;
         let nanosec = self.u32()?;
+        Ok(i64::from(sec) * 1_000_000_000 + i64::from(nanosec))
+    }
+
+    fn transform(&mut self) -> Result<TransformInput<'a>, CdrError> {
+        let stamp = self.stamp()?;
         let frame_id = self.name()?;
         let child_frame_id = self.name()?;
         let mut v = [0.0; 7];
@@ -121,7 +147,7 @@ impl<'a> Reader<'a> {
         Ok(TransformInput {
             frame_id,
             child_frame_id,
-            stamp: i64::from(sec) * 1_000_000_000 + i64::from(nanosec),
+            stamp,
             translation: [v[0], v[1], v[2]],
             rotation: [v[3], v[4], v[5], v[6]],
         })
@@ -154,9 +180,8 @@ impl<'a> Iterator for Transforms<'a> {
 
 impl ExactSizeIterator for Transforms<'_> {}
 
-/// Reads a serialized TFMessage: every transform is checked before the first is returned.
-/// Bytes after the last transform (CDR padding) are ignored, as the middleware ignores them.
-pub fn decode(message: &[u8]) -> Result<Transforms<'_>, CdrError> {
+/// The reader of a message's body, after its encapsulation header.
+fn body(message: &[u8]) -> Result<Reader<'_>, CdrError> {
     if message.len() < 4 {
         return Err(CdrError::Truncated {
             at: 0,
@@ -170,12 +195,20 @@ pub fn decode(message: &[u8]) -> Result<Transforms<'_>, CdrError> {
         0x0006 | 0x0008 | 0x000a => 4,
         _ => return Err(CdrError::Encapsulation(id)),
     };
-    let mut reader = Reader {
+    Ok(Reader {
         body: &message[4..],
         at: 0,
         little: id & 1 == 1,
         f64_align,
-    };
+    })
+}
+
+/// Reads a serialized TFMessage: every transform is checked before the first is returned.
+/// Bytes after the last transform (CDR padding) are ignored, as the middleware ignores them.
+///
+/// Errors: [`CdrError`], for the whole message.
+pub fn decode(message: &[u8]) -> Result<Transforms<'_>, CdrError> {
+    let mut reader = body(message)?;
     let count = reader.u32()? as usize;
     let start = reader.at;
     // A count the bytes cannot hold fails here, before any per-transform work.
@@ -197,11 +230,20 @@ pub fn decode(message: &[u8]) -> Result<Transforms<'_>, CdrError> {
     })
 }
 
+/// Reads a serialized `rosgraph_msgs/msg/Clock`: the time it sets, ns. Bytes after it are
+/// ignored, as in [`decode`].
+///
+/// Errors: [`CdrError`].
+pub fn decode_clock(message: &[u8]) -> Result<i64, CdrError> {
+    body(message)?.stamp()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A little-endian message built field by field (the test's own CDR writer).
+    /// A message built field by field in either byte order, `f64` aligned to 8 as XCDR1 has
+    /// it (the test's own CDR writer).
     #[derive(Default)]
     struct Cdr(Vec<u8>);
 
@@ -241,7 +283,7 @@ mod tests {
         }
     }
 
-    pub(super) fn two(be: bool) -> Vec<u8> {
+    fn two(be: bool) -> Vec<u8> {
         let mut m = Cdr::new(if be { [0, 0, 0, 0] } else { [0, 1, 0, 0] });
         m.u32(2, be);
         m.transform(b"map", b"odom", 1.0, be);
@@ -353,136 +395,22 @@ mod tests {
         assert_eq!((t[1].frame_id, t[1].child_frame_id), ("", "abc"));
         assert_eq!((t[2].frame_id, t[2].child_frame_id), ("", "x"));
     }
-}
 
-/// Against the middleware's own serialisation: r2r's `to_serialized_bytes` and
-/// `from_serialized_bytes` (rmw_serialize / rmw_deserialize of the RMW in use).
-#[cfg(test)]
-mod against_rmw {
-    use super::*;
-    use proptest::prelude::*;
-    use r2r::geometry_msgs::msg::{Quaternion, Transform, TransformStamped, Vector3};
-    use r2r::tf2_msgs::msg::TFMessage;
-    use r2r::WrappedTypesupport;
-
-    fn name() -> impl Strategy<Value = String> {
-        prop_oneof![
-            "[a-z_/]{0,12}",
-            any::<String>().prop_map(|s| s.replace('\0', "")),
-        ]
-    }
-
-    fn transform() -> impl Strategy<Value = TransformStamped> {
-        (
-            (any::<i32>(), any::<u32>(), name(), name()),
-            prop::array::uniform7(any::<f64>()),
-        )
-            .prop_map(|((sec, nanosec, parent, child), v)| {
-                let mut t = TransformStamped::default();
-                t.header.stamp.sec = sec;
-                t.header.stamp.nanosec = nanosec;
-                t.header.frame_id = parent;
-                t.child_frame_id = child;
-                t.transform = Transform {
-                    translation: Vector3 {
-                        x: v[0],
-                        y: v[1],
-                        z: v[2],
-                    },
-                    rotation: Quaternion {
-                        x: v[3],
-                        y: v[4],
-                        z: v[5],
-                        w: v[6],
-                    },
-                };
-                t
-            })
-    }
-
-    fn message() -> impl Strategy<Value = TFMessage> {
-        prop::collection::vec(transform(), 0..6).prop_map(|transforms| TFMessage { transforms })
-    }
-
-    /// Field by field, f64 by their bits (NaN payloads included).
-    fn same(ours: &[TransformInput<'_>], theirs: &TFMessage) -> Result<(), TestCaseError> {
-        prop_assert_eq!(ours.len(), theirs.transforms.len());
-        for (a, b) in ours.iter().zip(&theirs.transforms) {
-            let (p, q) = (&b.transform.translation, &b.transform.rotation);
-            prop_assert_eq!(a.frame_id, b.header.frame_id.as_str());
-            prop_assert_eq!(a.child_frame_id, b.child_frame_id.as_str());
-            let stamp =
-                i64::from(b.header.stamp.sec) * 1_000_000_000 + i64::from(b.header.stamp.nanosec);
-            prop_assert_eq!(a.stamp, stamp);
-            let theirs = [p.x, p.y, p.z, q.x, q.y, q.z, q.w].map(f64::to_bits);
-            let ours = [a.translation.as_slice(), a.rotation.as_slice()].concat();
-            prop_assert_eq!(ours.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), theirs);
-        }
-        Ok(())
-    }
-
-    /// Where the two readers may differ, `None`; else whether both accept and agree.
-    fn compare(bytes: &[u8]) -> Result<(), TestCaseError> {
-        let theirs = TFMessage::from_serialized_bytes(bytes);
-        match (decode(bytes), theirs) {
-            (Ok(ours), Ok(theirs)) => same(&ours.collect::<Vec<_>>(), &theirs),
-            (Err(_), Err(_)) => Ok(()),
-            (Ok(ours), Err(e)) => Err(TestCaseError::fail(format!(
-                "accepted {} transforms the middleware refuses ({e})",
-                ours.len()
-            ))),
-            (Err(e), Ok(theirs)) => Err(TestCaseError::fail(format!(
-                "refused ({e}) {} transforms the middleware reads",
-                theirs.transforms.len()
-            ))),
-        }
-    }
-
-    /// Every encapsulation id, on a message of each byte order: accepted and read alike, or
-    /// refused by both.
     #[test]
-    fn every_encapsulation_is_read_as_the_middleware_reads_it() {
-        for be in [false, true] {
-            let mut bytes = super::tests::two(be);
-            for id in 0..=u16::MAX {
-                bytes[..2].copy_from_slice(&id.to_be_bytes());
-                if let Err(e) = compare(&bytes) {
-                    panic!("encapsulation 0x{id:04x}, big-endian payload {be}: {e}");
-                }
+    fn clocks_read_in_every_encoding_and_byte_order() {
+        for (id, be) in [(0x00, true), (0x01, false), (0x06, true), (0x0b, false)] {
+            let mut m = Cdr::new([0, id, 0, 0]);
+            m.u32(-3i32 as u32, be).u32(5, be);
+            assert_eq!(decode_clock(&m.0), Ok(-2_999_999_995), "id {id:#04x}");
+            for n in 0..m.0.len() {
+                assert!(matches!(
+                    decode_clock(&m.0[..n]),
+                    Err(CdrError::Truncated { .. })
+                ));
             }
         }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
-
-        #[test]
-        fn reads_what_the_middleware_writes(m in message()) {
-            let bytes = m.to_serialized_bytes().unwrap();
-            let ours: Vec<_> = decode(&bytes).unwrap().collect();
-            same(&ours, &m)?;
-            compare(&bytes)?;
-        }
-
-        #[test]
-        fn cut_messages_are_refused_as_the_middleware_refuses_them(
-            m in message(), cut in any::<prop::sample::Index>()
-        ) {
-            let bytes = m.to_serialized_bytes().unwrap();
-            compare(&bytes[..cut.index(bytes.len() + 1)])?;
-        }
-
-        #[test]
-        fn corrupted_messages_agree_with_the_middleware(
-            m in message(),
-            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)
-        ) {
-            let mut bytes = m.to_serialized_bytes().unwrap();
-            for (at, v) in edits {
-                let i = at.index(bytes.len());
-                bytes[i] = v;
-            }
-            compare(&bytes)?;
-        }
+        let mut m = Cdr::new([0, 4, 0, 0]);
+        m.u32(1, false).u32(0, false);
+        assert_eq!(decode_clock(&m.0), Err(CdrError::Encapsulation(4)));
     }
 }
