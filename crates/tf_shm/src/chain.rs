@@ -138,4 +138,7 @@ impl<S: FrameStore> FrameStore for UnknownAsRoot<'_, S> {
     fn store_version(&self) -> Option<u64> {
         self.0.store_version()
     }
+    fn read_is_whole(&self) -> bool {
+        self.0.read_is_whole()
+    }
 }

@@ -100,6 +100,11 @@ impl FrameStore for Racing {
     fn store_version(&self) -> Option<u64> {
         self.view.store_version()
     }
+    /// The counts' own protocol is what this store examines, with its reads racing the writer
+    /// on purpose.
+    fn read_is_whole(&self) -> bool {
+        true
+    }
     fn cache_time_ns(&self) -> i64 {
         self.view.cache_time_ns()
     }

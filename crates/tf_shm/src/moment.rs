@@ -79,6 +79,12 @@ impl Start {
         Start(latch.load(Ordering::Acquire))
     }
 
+    /// The start of a read that began when the latch was `latch`.
+    #[inline(always)]
+    pub(crate) fn at(latch: u64) -> Start {
+        Start(latch)
+    }
+
     /// The latch's value at the start: the copy to read is `latch() & 1`.
     #[inline(always)]
     pub(crate) fn latch(self) -> u64 {

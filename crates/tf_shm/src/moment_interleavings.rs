@@ -408,3 +408,107 @@ fn a_re_parenting_is_one_moment() {
         change: |w| put(w, "other", "base", T0 + 5 * P, 6.0, false),
     });
 }
+
+/// A time-0 lookup through a [`FramePair`] that the writer overtook: the reader is paused at
+/// each of its reads in turn while a writer (on its own thread) re-publishes a static link of
+/// the lookup's chain and stops after each of its stores in turn, mid-moment. The read that
+/// the writer overtook is read again; what it read (a new sample behind an old count) must
+/// not be kept, or the retry on the other copy, whose counts are still the old ones, gives
+/// it back. Every answer must be the moment the latch names: before the change while the
+/// writer is stopped in copy 0, after it once published.
+#[test]
+fn a_read_the_writer_overtook_keeps_no_answer() {
+    use std::sync::mpsc;
+    let change = |w: &mut ArenaWriter| put(w, "map", "odom", 0, 9.0, true);
+    let answer =
+        |v: &ArenaView| format!("{:?}", v.lookup_pair(&mut FramePair::new("map", "arm"), 0));
+    let (before, after) = {
+        let (mut w, v) = arena();
+        chain(&mut w);
+        let before = answer(&v);
+        change(&mut w);
+        (before, answer(&v))
+    };
+    assert_ne!(before, after);
+    // How many stores the change makes and how many reads the lookup does.
+    let count = |hook: &'static Hook, run: &mut dyn FnMut()| {
+        let n = Rc::new(Cell::new(0));
+        let n2 = n.clone();
+        set_hook(hook, Some(Box::new(move || n2.set(n2.get() + 1))));
+        run();
+        set_hook(hook, None);
+        n.get()
+    };
+    let (mut w, _) = arena();
+    chain(&mut w);
+    let stores = count(&WRITER_HOOK, &mut || change(&mut w));
+    // A pair resolved before (nothing kept: its time-0 lookup walks), as below.
+    let resolved = |v: &ArenaView| {
+        let mut pair = FramePair::new("map", "arm");
+        v.lookup_pair(&mut pair, T0 + 2 * P).unwrap();
+        pair
+    };
+    let (mut w, v2) = arena();
+    chain(&mut w);
+    let mut pair = resolved(&v2);
+    let reads = count(&READER_HOOK, &mut || {
+        v2.lookup_pair(&mut pair, 0).unwrap();
+    });
+    assert!(stores > 0 && reads > 1, "{stores} stores, {reads} reads");
+    for j in 0..=stores {
+        for k in 0..reads {
+            let (mut w, v) = arena();
+            chain(&mut w);
+            let mut pair = resolved(&v);
+            let (stopped_tx, stopped_rx) = mpsc::channel::<()>();
+            let (go_tx, go_rx) = mpsc::channel::<()>();
+            let mut go_rx = Some(go_rx);
+            let writer = Rc::new(RefCell::new(None));
+            let (writer2, n) = (writer.clone(), Cell::new(0));
+            let mut w = Some(w);
+            set_hook(
+                &READER_HOOK,
+                Some(Box::new(move || {
+                    if n.get() == k {
+                        let (mut w, stopped) = (w.take().unwrap(), stopped_tx.clone());
+                        let go = go_rx.take().unwrap();
+                        *writer2.borrow_mut() = Some(std::thread::spawn(move || {
+                            let (s, at) = (stopped.clone(), Cell::new(0));
+                            set_hook(
+                                &WRITER_HOOK,
+                                Some(Box::new(move || {
+                                    if at.get() == j {
+                                        s.send(()).unwrap();
+                                        go.recv().unwrap();
+                                    }
+                                    at.set(at.get() + 1);
+                                })),
+                            );
+                            change(&mut w);
+                            set_hook(&WRITER_HOOK, None);
+                            let _ = stopped.send(());
+                        }));
+                        // The writer stopped mid-moment, or finished.
+                        stopped_rx.recv().unwrap();
+                    }
+                    n.set(n.get() + 1);
+                })),
+            );
+            let first = format!("{:?}", v.lookup_pair(&mut pair, 0));
+            set_hook(&READER_HOOK, None);
+            let again = format!("{:?}", v.lookup_pair(&mut pair, 0));
+            let published = v.header().latch.load(crate::sync::Ordering::Relaxed) & 1 == 0;
+            let expected = if published { &after } else { &before };
+            assert_eq!(
+                (&first, &again),
+                (expected, expected),
+                "writer stopped after store {j}, reader paused at read {k}, published: {published}"
+            );
+            let _ = go_tx.send(());
+            let handle = writer.borrow_mut().take();
+            if let Some(h) = handle {
+                h.join().unwrap();
+            }
+        }
+    }
+}

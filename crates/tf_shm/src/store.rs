@@ -113,6 +113,13 @@ pub trait FrameStore {
     /// A count that changes with every change that is not one frame's (tf2's `clear()`), with
     /// the ordering of [`FrameStore::link_version`]; `None` as there.
     fn store_version(&self) -> Option<u64>;
+    /// Whether everything read from this store since its moment began
+    /// ([`FrameStore::in_one_moment`]) is one state of it: an arena copy whose latch has not
+    /// moved since the copy was chosen (`crate::moment`). A time-0 answer is kept only when
+    /// it holds, so that a read the writer overtook, which its moment will read again, leaves
+    /// nothing behind. `true` for a store nobody writes while it is read; `false` for one
+    /// whose calls are not one state together (an arena view outside a moment).
+    fn read_is_whole(&self) -> bool;
 }
 
 /// tf2's `getLatestTimeAndParent` for a frame with a cache, with the newest sample's transform
@@ -168,6 +175,10 @@ macro_rules! store_without_fast_reads {
         }
         fn store_version(&self) -> ::std::option::Option<u64> {
             ::std::option::Option::None
+        }
+        fn read_is_whole(&self) -> bool {
+            // No answer is kept without counts.
+            true
         }
     };
 }

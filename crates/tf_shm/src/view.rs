@@ -133,6 +133,8 @@ pub struct CopyView<'a> {
     /// Byte offset of this copy's ring pool.
     pool_off: u64,
     header: &'a CopyHeader,
+    /// The latch when the copy was chosen.
+    latch: u64,
 }
 
 /// The reader's constructor of [`Arena`]; the creator's are beside the writer (`writer.rs`).
@@ -201,8 +203,8 @@ impl ArenaView {
 
     /// Copy `k & 1` of the arena (with the view's latch mask), `k` a value of the latch.
     #[inline(always)]
-    pub(crate) fn copy(&self, k: u64) -> CopyView<'_> {
-        let k = k & self.latch_mask;
+    pub(crate) fn copy(&self, latch: u64) -> CopyView<'_> {
+        let k = latch & self.latch_mask;
         let shift = k.wrapping_neg() & self.geo.copy_stride;
         // Inside the region (checked at attach); empty otherwise, so every record read
         // reports the damage.
@@ -221,6 +223,7 @@ impl ArenaView {
             pool_off: self.geo.pool_off + shift,
             // `& 1`: no bounds check.
             header: &self.header().copies[(k & 1) as usize],
+            latch,
         }
     }
 
@@ -865,6 +868,13 @@ impl FrameStore for CopyView<'_> {
         Some(self.clear_generation())
     }
 
+    /// The latch unchanged since the copy was chosen: the writer has not touched it since
+    /// (`crate::moment::Start::holds`).
+    #[inline(always)]
+    fn read_is_whole(&self) -> bool {
+        crate::moment::Start::at(self.latch).holds(&self.view.header().latch)
+    }
+
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {
         #[cfg(all(test, not(loom)))]
         crate::moment_interleavings::reader_step();
@@ -997,6 +1007,11 @@ impl FrameStore for ArenaView {
 
     fn store_version(&self) -> Option<u64> {
         self.copy_now().store_version()
+    }
+
+    /// Each call reads the copy the latch names at it: several are not known to be one.
+    fn read_is_whole(&self) -> bool {
+        false
     }
 
     fn latest_time_and_parent(&self, id: FrameId) -> Result<Option<(i64, FrameId)>, ArenaError> {

@@ -145,6 +145,10 @@ macro_rules! forward_to {
         $on!(self, s => s.store_version())
     }
     #[inline]
+    fn read_is_whole(&self) -> bool {
+        $on!(self, s => s.read_is_whole())
+    }
+    #[inline]
     fn history_span_within(
         &self,
         id: FrameId,

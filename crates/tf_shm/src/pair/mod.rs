@@ -98,10 +98,12 @@ impl KeptAnswer {
     }
 
     /// Keeps `answer`, read from `from`, or forgets the kept answer when the counts are not
-    /// all known.
-    fn keep(&mut self, from: ReadFrom<'_>, answer: (i64, Transform)) {
+    /// all known or the read was not `whole` ([`FrameStore::read_is_whole`]: a read the
+    /// writer overtook is read again, and what it read must not outlive it — with two copies
+    /// its counts may equal those of the other copy, which still holds the moment before).
+    fn keep(&mut self, from: ReadFrom<'_>, answer: (i64, Transform), whole: bool) {
         declined(|d| &mut d.kept_answer);
-        match from.store_version {
+        match from.store_version.filter(|_| whole) {
             Some(store_version) => {
                 self.store_version = store_version;
                 self.frames.clear();
@@ -136,7 +138,7 @@ pub(crate) fn lookup<S: FrameStore + ?Sized>(
                 return Ok(answer);
             }
             walk::lookup_ids_checked(s, target, source, time, |from, answer| {
-                kept.keep(from, answer)
+                kept.keep(from, answer, s.read_is_whole())
             })
         }
         _ => walk::lookup_ids_checked(s, target, source, time, walk::keep_nothing),
@@ -158,7 +160,7 @@ fn resolve_and_lookup<S: FrameStore + ?Sized>(
     let instance = s.instance();
     let keep = |from: ReadFrom<'_>, answer| {
         if instance.is_some() {
-            kept.keep(from, answer);
+            kept.keep(from, answer, s.read_is_whole());
         }
     };
     let (answer, ids) =

@@ -163,6 +163,9 @@ impl<const SHARED: bool> FrameStore for ArenaStore<SHARED> {
     fn store_version(&self) -> Option<u64> {
         self.view.store_version()
     }
+    fn read_is_whole(&self) -> bool {
+        self.view.read_is_whole()
+    }
 }
 
 /// The in-memory arena.
