@@ -165,9 +165,12 @@ fn resolve_and_lookup<S: FrameStore + ?Sized>(
     };
     let (answer, ids) =
         walk::lookup_transform_resolving(s, &pair.target, &pair.source, time, keep)?;
-    // Equal names resolve on a later call (their answer needs no walk).
+    // Equal names resolve on a later call (their answer needs no walk). Only from a whole
+    // read: a torn one may have seen a frame its moment, read again, does not have yet.
     if let (Some(instance), Some((t, src))) = (instance, ids) {
-        pair.resolved = Some((instance, t, src));
+        if s.read_is_whole() {
+            pair.resolved = Some((instance, t, src));
+        }
     }
     Ok(answer)
 }
