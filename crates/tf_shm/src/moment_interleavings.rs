@@ -143,19 +143,27 @@ fn walk_on(v: &ArenaView, q: &Query) -> String {
 /// The public query (names cache, pair and kept answers, the moment check).
 fn public(v: &ArenaView, q: &Query, pair: &mut FramePair) -> String {
     match *q {
-        Query::Lookup(a, b, t) => format!(
-            "{:?}",
-            BufferCore::lookup_transform(v, a, b, t).map(|x| (x.stamp, x.transform))
-        ),
         Query::Pair(_, _, t) => format!("{:?}", v.lookup_pair(pair, t)),
+        _ => tf2_query(v, q),
+    }
+}
+
+/// The query through [`BufferCore`] on any store (a pair's query as the lookup by name).
+fn tf2_query<S: BufferCore>(s: &S, q: &Query) -> String {
+    match *q {
+        Query::Lookup(a, b, t) | Query::Pair(a, b, t) => format!(
+            "{:?}",
+            s.lookup_transform(a, b, t).map(|x| (x.stamp, x.transform))
+        ),
         Query::Full(a, ta, b, tb, f) => format!(
             "{:?}",
-            BufferCore::lookup_transform_full(v, a, ta, b, tb, f).map(|x| (x.stamp, x.transform))
+            s.lookup_transform_full(a, ta, b, tb, f)
+                .map(|x| (x.stamp, x.transform))
         ),
-        Query::Can(a, b, t) => format!("{:?}", BufferCore::can_transform(v, a, b, t)),
-        Query::LatestCommon(a, b) => format!("{:?}", BufferCore::get_latest_common_time(v, a, b)),
-        Query::Names => format!("{:?}", BufferCore::get_all_frame_names(v)),
-        Query::Listing => format!("{:?}", BufferCore::all_frames_as_string(v)),
+        Query::Can(a, b, t) => format!("{:?}", s.can_transform(a, b, t)),
+        Query::LatestCommon(a, b) => format!("{:?}", s.get_latest_common_time(a, b)),
+        Query::Names => format!("{:?}", s.get_all_frame_names()),
+        Query::Listing => format!("{:?}", s.all_frames_as_string()),
     }
 }
 
@@ -534,4 +542,69 @@ fn a_read_the_writer_overtook_resolves_no_frame() {
         })
     };
     overtaken(change, "tool", T0 + 4 * P, false);
+}
+
+/// A consumer holding its old arena after a bridge restart answers from both (the handover
+/// store, `crate::follow`), and keeps its copies of the new arena's histories between the new
+/// writer's moments. A copy must be of the moment the query reads: one kept from the moment
+/// before, beside links read live, answered a time-0 lookup with an extrapolation into the
+/// future that no moment gives (the new frame's first sample found live for the latest common
+/// time, its history then read from the copy without it) while the writer was between
+/// publishing a message and notifying it.
+#[test]
+fn a_hold_reads_one_moment_of_the_new_arena() {
+    use crate::handover_store::HandoverStore;
+    let frames = ["map", "odom", "base", "arm"];
+    let qs = queries(&frames);
+    // The old arena: its writer is gone. The new one: `base` exists as a parent only (its
+    // cache in the hold: none) until the change gives it its first sample.
+    let old = {
+        let (mut w, v) = arena();
+        chain(&mut w);
+        v
+    };
+    let new_arena = || {
+        let (mut w, v) = arena();
+        put(&mut w, "map", "odom", 0, 1.0, true);
+        put(&mut w, "base", "arm", T0 + 6 * P, 7.0, false);
+        (w, v)
+    };
+    let change = |w: &mut ArenaWriter| put(w, "odom", "base", T0 + 6 * P, 8.0, false);
+    let answers = |changed: bool| {
+        let (mut w, new) = new_arena();
+        if changed {
+            change(&mut w);
+        }
+        let hold = HandoverStore::new(old.clone(), new).unwrap();
+        qs.iter().map(|q| tf2_query(&hold, q)).collect::<Vec<_>>()
+    };
+    let (before, after) = (answers(false), answers(true));
+    assert_ne!(before, after);
+    let (mut w, new) = new_arena();
+    let hold = Rc::new(HandoverStore::new(old.clone(), new.clone()).unwrap());
+    // Every query once before the change: the hold keeps what it copied.
+    for (i, q) in qs.iter().enumerate() {
+        assert_eq!(tf2_query(&*hold, q), before[i], "{q:?}");
+    }
+    let (hold2, qs2, steps) = (hold.clone(), qs.clone(), Rc::new(Cell::new(0)));
+    let steps2 = steps.clone();
+    set_hook(
+        &WRITER_HOOK,
+        Some(Box::new(move || {
+            steps2.set(steps2.get() + 1);
+            let published = new.header().latch.load(crate::sync::Ordering::Relaxed) & 1 == 0;
+            let expected = if published { &after } else { &before };
+            for (i, q) in qs2.iter().enumerate() {
+                assert_eq!(
+                    &tf2_query(&*hold2, q),
+                    &expected[i],
+                    "{q:?}, writer stopped after store {}, published: {published}",
+                    steps2.get()
+                );
+            }
+        })),
+    );
+    change(&mut w);
+    set_hook(&WRITER_HOOK, None);
+    assert!(steps.get() > 2, "{} stores", steps.get());
 }

@@ -22,9 +22,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::arena::notify;
 use crate::error::ArenaError;
 use crate::history::get_data;
+use crate::moment;
 use crate::sample::{FrameId, Sample, NO_FRAME};
 use crate::store::{FrameStore, History, HistoryLimit, HistorySpan, LinkAt};
 use crate::view::ArenaView;
@@ -73,9 +73,9 @@ struct Mapping {
     appended: Vec<String>,
     /// Old caches read so far (the old arena no longer changes).
     old_caches: HashMap<FrameId, Arc<Result<Cache, ArenaError>>>,
-    /// New caches by new id, parents translated, with the new arena's notification count
-    /// read before them: still current while the count has not moved.
-    new_caches: HashMap<FrameId, (u32, Arc<Cache>)>,
+    /// New caches by new id, parents translated, with the new arena's latch read before
+    /// them: still current while the latch has not moved.
+    new_caches: HashMap<FrameId, (u64, Arc<Cache>)>,
 }
 
 impl Mapping {
@@ -282,12 +282,14 @@ impl HandoverStore {
     }
 
     /// New frame `n`'s cache, parents translated; re-read only after the new arena's writer
-    /// published something (its notification count moved), so lookups at times that need the
-    /// merged history do not copy the new history each time.
+    /// began a moment (its latch moved), so lookups at times that need the merged history do
+    /// not copy the new history each time. Keyed by the latch, not by the notification count:
+    /// the writer notifies after it publishes, and a copy kept under a count that had not yet
+    /// moved would be of the moment before the one the query reads live.
     fn new_cache(&self, n: FrameId) -> Result<Arc<Cache>, ArenaError> {
-        // Read before the samples: a write after this read moves the count, so a cache
-        // stored under it is re-read next time.
-        let seen = notify::seen(self.new.header());
+        // Read before the samples: a moment begun after this read moves the latch, so a cache
+        // stored under it is re-read next time; one that did not move names the moment read.
+        let seen = moment::Start::now(&self.new.header().latch).latch();
         if let Some((at, c)) = self.mapping()?.new_caches.get(&n) {
             if *at == seen {
                 return Ok(c.clone());
