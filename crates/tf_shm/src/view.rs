@@ -125,9 +125,6 @@ pub struct ArenaView {
 #[derive(Clone, Copy)]
 pub struct CopyView<'a> {
     view: &'a ArenaView,
-    // The view's, borrowed once: the hot reads go through one pointer less.
-    region: &'a Region,
-    geo: &'a Geometry,
     /// This copy's frame table (ids `0..=max_frames`), bounds-checked once per query.
     table: &'a [FrameRecord],
     /// Byte offset of this copy's ring pool.
@@ -217,8 +214,6 @@ impl ArenaView {
             .unwrap_or(&[]);
         CopyView {
             view: self,
-            region: &self.region,
-            geo: &self.geo,
             table,
             pool_off: self.geo.pool_off + shift,
             // `& 1`: no bounds check.
@@ -259,7 +254,7 @@ impl<'a> CopyView<'a> {
         self.header
             .frame_count
             .load(Ordering::Acquire)
-            .min(self.geo.max_frames + 1)
+            .min(self.view.geo.max_frames + 1)
     }
 
     /// The record of frame `id` in this copy.
@@ -276,12 +271,13 @@ impl<'a> CopyView<'a> {
     fn name_words(&self, name_ref: u64) -> Result<(&[crate::sync::AtomicU64], usize), ArenaError> {
         let (off, len) = decode_name_ref(name_ref);
         let n = names::words_for(len as usize) as u64;
-        if len as usize > MAX_NAME_LEN || u64::from(off) + n > self.geo.names_words {
+        if len as usize > MAX_NAME_LEN || u64::from(off) + n > self.view.geo.names_words {
             return Err(CORRUPT_NAME);
         }
         let words = self
+            .view
             .region
-            .u64s(self.geo.names_off + u64::from(off) * 8, n as usize)
+            .u64s(self.view.geo.names_off + u64::from(off) * 8, n as usize)
             .ok_or(CORRUPT_NAME)?;
         Ok((words, len as usize))
     }
@@ -305,12 +301,12 @@ impl<'a> CopyView<'a> {
             return Ok(None);
         }
         let (off, log2) = decode_ring_descriptor(desc);
-        if log2 > self.geo.max_ring_capacity.trailing_zeros() {
+        if log2 > self.view.geo.max_ring_capacity.trailing_zeros() {
             return Err(CORRUPT_RING);
         }
         // Inside the pool (whose end is inside the region, checked at attach): one check.
         let pool_off = self.pool_off;
-        let pool_end = pool_off + self.geo.pool_size;
+        let pool_end = pool_off + self.view.geo.pool_size;
         self.view
             .region
             .ring(pool_off.saturating_add(off), 1usize << log2, pool_end)
@@ -715,7 +711,7 @@ impl FrameStore for CopyView<'_> {
     }
 
     fn cache_time_ns(&self) -> i64 {
-        self.geo.cache_time_ns
+        self.view.geo.cache_time_ns
     }
 
     #[inline(always)]
@@ -728,8 +724,12 @@ impl FrameStore for CopyView<'_> {
         crate::moment_interleavings::reader_step();
         let count = self.frame_count();
         let index = self
+            .view
             .region
-            .u32s(self.geo.index_off, self.geo.index_capacity as usize)
+            .u32s(
+                self.view.geo.index_off,
+                self.view.geo.index_capacity as usize,
+            )
             .ok_or(ArenaError::Corrupt { what: "index" })?;
         for entry in names::probe(index, names::hash(name.as_bytes())) {
             let id = entry.load(Ordering::Relaxed);
