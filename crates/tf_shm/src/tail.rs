@@ -212,28 +212,12 @@ impl Tail {
                     inserted,
                     oldest,
                     len,
-                } => {
-                    self.statics.remove(&id);
-                    let seen = self.seen.entry(id).or_default();
-                    // What the history pruned since; then the history is what was held plus
-                    // what arrived, unless the history cut a sample among equal stamps.
-                    while seen.held.front().is_some_and(|s| s.stamp < oldest) {
-                        seen.held.pop_front();
-                    }
-                    seen.held.extend(samples.iter().copied());
-                    seen.inserted = inserted;
-                    out.dynamic.extend(samples.into_iter().map(|s| (id, s)));
-                    if seen.held.len() != len {
-                        // The next poll compares the whole history with what is held.
-                        seen.stale = true;
-                        self.versions.remove(&id);
-                    }
-                }
+                } => self.newest_samples(id, samples, inserted, (oldest, len), &mut out),
                 Frame::Dynamic { samples, inserted } => {
                     // A frame already there at the arena's first poll brings the history it
                     // holds; one that appears later is counted from its first sample.
                     let before = out.new_arena && !self.seen.contains_key(&id);
-                    self.dynamic_history(id, samples, inserted, before, &mut out);
+                    self.whole_history(id, samples, inserted, before, &mut out);
                 }
             }
         }
@@ -243,9 +227,36 @@ impl Tail {
         Ok(out)
     }
 
+    /// Frame `id`'s samples stored since the last poll, `samples` (the history's newest, read
+    /// in one snapshot with its insertion count and the history's `(oldest stamp, length)`):
+    /// the held history loses what the arena's pruned and gains them.
+    fn newest_samples(
+        &mut self,
+        id: FrameId,
+        samples: Vec<Sample>,
+        inserted: u64,
+        (oldest, len): (i64, usize),
+        out: &mut Arrived,
+    ) {
+        self.statics.remove(&id);
+        let seen = self.seen.entry(id).or_default();
+        while seen.held.front().is_some_and(|s| s.stamp < oldest) {
+            seen.held.pop_front();
+        }
+        seen.held.extend(samples.iter().copied());
+        seen.inserted = inserted;
+        out.dynamic.extend(samples.into_iter().map(|s| (id, s)));
+        if seen.held.len() != len {
+            // The history cut a sample among equal stamps: the next poll compares the whole
+            // history with what is held.
+            seen.stale = true;
+            self.versions.remove(&id);
+        }
+    }
+
     /// Frame `id`'s whole history `samples` (with its insertion count), read in one
     /// snapshot: what is not in the history held since the last poll arrived since.
-    fn dynamic_history(
+    fn whole_history(
         &mut self,
         id: FrameId,
         samples: Vec<Sample>,

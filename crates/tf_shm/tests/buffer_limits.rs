@@ -8,24 +8,9 @@ mod rendezvous_support;
 use std::time::{Duration, Instant};
 
 use rendezvous_support::*;
-use tf_shm::validate::TransformInput;
 use tf_shm::{Buffer, BufferCore, BufferLimits, Owner};
 
 const S: i64 = 1_000_000_000;
-
-fn put(owner: &mut Owner, child: &str, stamp: i64, x: f64, is_static: bool) {
-    let t = TransformInput {
-        frame_id: "map",
-        child_frame_id: child,
-        stamp,
-        translation: [x, 0.0, 0.0],
-        rotation: [0.0, 0.0, 0.0, 1.0],
-    };
-    owner
-        .writer()
-        .set_transform(&t, "test", is_static)
-        .expect("write");
-}
 
 fn owner(dir: &TestDir) -> Owner {
     dir.serve().require_create(true).serve().expect("owner")

@@ -8,24 +8,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rendezvous_support::*;
-use tf_shm::validate::TransformInput;
-use tf_shm::{Buffer, FramePair, Owner};
+use tf_shm::{Buffer, FramePair};
 
 const S: i64 = 1_000_000_000;
-
-fn write(owner: &mut Owner, child: &str, stamp: i64, x: f64) {
-    let t = TransformInput {
-        frame_id: "map",
-        child_frame_id: child,
-        stamp,
-        translation: [x, 0.0, 0.0],
-        rotation: [0.0, 0.0, 0.0, 1.0],
-    };
-    owner
-        .writer()
-        .set_transform(&t, "test", false)
-        .expect("write");
-}
 
 fn thread_cpu() -> Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
@@ -58,7 +43,7 @@ fn a_wait_returns_promptly_after_the_write_it_waits_for() {
             // Odd delays, so the write falls at varied phases of any periodic re-check.
             std::thread::sleep(Duration::from_millis(37 + 23 * k as u64));
             tx.send((k, Instant::now())).unwrap();
-            write(&mut owner, &format!("late{k}"), S, k as f64);
+            put(&mut owner, &format!("late{k}"), S, k as f64, false);
         }
         let done = waiter.join().unwrap();
         let writes: Vec<Instant> = rx.iter().take(rounds).map(|(_, t)| t).collect();
@@ -90,7 +75,7 @@ fn a_wait_costs_no_cpu_and_times_out_on_time() {
         // Writes of other frames wake the waiter, which re-checks and sleeps again.
         for k in 0..10 {
             std::thread::sleep(Duration::from_millis(50));
-            write(&mut owner, "other", S + k, 0.0);
+            put(&mut owner, "other", S + k, 0.0, false);
         }
         let (r, elapsed, cpu) = waiter.join().unwrap();
         let e = r.expect_err("never written");
@@ -117,8 +102,8 @@ fn two_time_waits_and_zero_timeouts() {
     let dir = TestDir::new("wait-full");
     let mut owner = owner_in_process(&dir, 1.0, serve());
     let buffer = dir.open().open().expect("consumer");
-    write(&mut owner, "a", S, 1.0);
-    write(&mut owner, "a", 2 * S, 2.0);
+    put(&mut owner, "a", S, 1.0, false);
+    put(&mut owner, "a", 2 * S, 2.0, false);
     // A zero timeout checks once.
     let start = Instant::now();
     assert!(buffer
@@ -130,7 +115,7 @@ fn two_time_waits_and_zero_timeouts() {
             buffer.lookup_transform_full_timeout("a", 2 * S, "b", S, "map", Duration::from_secs(10))
         });
         std::thread::sleep(Duration::from_millis(100));
-        write(&mut owner, "b", S, 5.0);
+        put(&mut owner, "b", S, 5.0, false);
         let t = waiter.join().unwrap().expect("b arrives");
         // T_a(2 s)^-1 * T_b(1 s): x = 5 - 2.
         assert_eq!(t.transform.translation[0], 3.0);
@@ -151,7 +136,7 @@ fn a_wait_follows_the_arena_to_a_restarted_owner() {
         std::thread::sleep(Duration::from_millis(200));
         first.kill();
         let mut second = owner_in_process(&dir, 2.0, serve());
-        write(&mut second, "fresh", S, 0.0);
+        put(&mut second, "fresh", S, 0.0, false);
         let (r, elapsed) = waiter.join().unwrap();
         r.expect("the new owner's frame");
         assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
@@ -203,7 +188,7 @@ fn a_wait_during_a_hold_wakes_on_the_new_arenas_data() {
             // Odd delays, so the write falls at varied phases of any periodic re-check.
             std::thread::sleep(Duration::from_millis(37 + 23 * k as u64));
             writes.push(Instant::now());
-            write(&mut second, &format!("fresh{k}"), S, k as f64);
+            put(&mut second, &format!("fresh{k}"), S, k as f64, false);
         }
         let done = waiter.join().unwrap();
         done.iter()
@@ -264,7 +249,7 @@ fn wait_while_steps_on_writes_and_on_wake_waiters() {
         // Let the owner's wake for our announced wait pass, then count from a quiet state.
         std::thread::sleep(Duration::from_millis(50));
         let before = steps.load(SeqCst);
-        write(&mut owner, "a", S, 1.0);
+        put(&mut owner, "a", S, 1.0, false);
         let after_write = until(before + 1) - before;
         let t = Instant::now();
         let before = steps.load(SeqCst);

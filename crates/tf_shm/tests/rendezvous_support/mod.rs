@@ -74,18 +74,23 @@ pub fn owner_in_process(dir: &TestDir, value: f64, serve: Serve) -> Owner {
         .require_create(true)
         .serve()
         .expect("owner");
+    put(&mut owner, "base", 1_000_000_000, value, true);
+    owner
+}
+
+/// Writes map→`child` at `stamp` (ns): x = `x`, no rotation.
+pub fn put(owner: &mut Owner, child: &str, stamp: i64, x: f64, is_static: bool) {
     let input = TransformInput {
         frame_id: "map",
-        child_frame_id: "base",
-        stamp: 1_000_000_000,
-        translation: [value, 0.0, 0.0],
+        child_frame_id: child,
+        stamp,
+        translation: [x, 0.0, 0.0],
         rotation: [0.0, 0.0, 0.0, 1.0],
     };
     owner
         .writer()
-        .set_transform(&input, "test", true)
+        .set_transform(&input, "test", is_static)
         .expect("write");
-    owner
 }
 
 pub fn mono_ns() -> i64 {
