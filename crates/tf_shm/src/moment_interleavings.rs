@@ -546,18 +546,13 @@ fn a_read_the_writer_overtook_resolves_no_frame() {
 
 /// A consumer holding its old arena after a bridge restart answers from both (the handover
 /// store, `crate::follow`), and keeps its copies of the new arena's histories between the new
-/// writer's moments. A copy must be of the moment the query reads: one kept from the moment
-/// before, beside links read live, answered a time-0 lookup with an extrapolation into the
-/// future that no moment gives (the new frame's first sample found live for the latest common
-/// time, its history then read from the copy without it) while the writer was between
-/// publishing a message and notifying it.
-#[test]
-fn a_hold_reads_one_moment_of_the_new_arena() {
+/// writer's moments: each query must read one moment of the new arena, and a copy must be of
+/// that moment, not of an earlier one. The old arena: `chain` (its writer gone). The new one:
+/// `new_setup`, then `change`; at every pause of the new writer, every query on a hold that
+/// answered them all before the change must answer the moment the latch names.
+fn hold_check(new_setup: fn(&mut ArenaWriter), change: fn(&mut ArenaWriter)) {
     use crate::handover_store::HandoverStore;
-    let frames = ["map", "odom", "base", "arm"];
-    let qs = queries(&frames);
-    // The old arena: its writer is gone. The new one: `base` exists as a parent only (its
-    // cache in the hold: none) until the change gives it its first sample.
+    let qs = queries(&["map", "odom", "base", "arm", "tool"]);
     let old = {
         let (mut w, v) = arena();
         chain(&mut w);
@@ -565,11 +560,9 @@ fn a_hold_reads_one_moment_of_the_new_arena() {
     };
     let new_arena = || {
         let (mut w, v) = arena();
-        put(&mut w, "map", "odom", 0, 1.0, true);
-        put(&mut w, "base", "arm", T0 + 6 * P, 7.0, false);
+        new_setup(&mut w);
         (w, v)
     };
-    let change = |w: &mut ArenaWriter| put(w, "odom", "base", T0 + 6 * P, 8.0, false);
     let answers = |changed: bool| {
         let (mut w, new) = new_arena();
         if changed {
@@ -582,18 +575,17 @@ fn a_hold_reads_one_moment_of_the_new_arena() {
     assert_ne!(before, after);
     let (mut w, new) = new_arena();
     let hold = Rc::new(HandoverStore::new(old.clone(), new.clone()).unwrap());
-    // Every query once before the change: the hold keeps what it copied.
     for (i, q) in qs.iter().enumerate() {
         assert_eq!(tf2_query(&*hold, q), before[i], "{q:?}");
     }
     let (hold2, qs2, steps) = (hold.clone(), qs.clone(), Rc::new(Cell::new(0)));
-    let steps2 = steps.clone();
+    let (steps2, before2, after2) = (steps.clone(), before.clone(), after.clone());
     set_hook(
         &WRITER_HOOK,
         Some(Box::new(move || {
             steps2.set(steps2.get() + 1);
             let published = new.header().latch.load(crate::sync::Ordering::Relaxed) & 1 == 0;
-            let expected = if published { &after } else { &before };
+            let expected = if published { &after2 } else { &before2 };
             for (i, q) in qs2.iter().enumerate() {
                 assert_eq!(
                     &tf2_query(&*hold2, q),
@@ -606,5 +598,120 @@ fn a_hold_reads_one_moment_of_the_new_arena() {
     );
     change(&mut w);
     set_hook(&WRITER_HOOK, None);
-    assert!(steps.get() > 2, "{} stores", steps.get());
+    for (i, q) in qs.iter().enumerate() {
+        assert_eq!(tf2_query(&*hold, q), after[i], "{q:?}");
+    }
+    // The reader paused at each of its reads in turn, the whole change written there, on a
+    // hold that answered the query once before.
+    let mut paused = 0;
+    for (i, q) in qs.iter().enumerate() {
+        let reads = {
+            let (_w, new) = new_arena();
+            let hold = HandoverStore::new(old.clone(), new).unwrap();
+            let n = Rc::new(Cell::new(0));
+            let n2 = n.clone();
+            set_hook(&READER_HOOK, Some(Box::new(move || n2.set(n2.get() + 1))));
+            tf2_query(&hold, q);
+            set_hook(&READER_HOOK, None);
+            n.get()
+        };
+        for k in 0..reads {
+            let (w, new) = new_arena();
+            let hold = HandoverStore::new(old.clone(), new).unwrap();
+            assert_eq!(tf2_query(&hold, q), before[i], "{q:?}");
+            let (hw, at) = (RefCell::new(w), Cell::new(0));
+            set_hook(
+                &READER_HOOK,
+                Some(Box::new(move || {
+                    if at.get() == k {
+                        change(&mut hw.borrow_mut());
+                    }
+                    at.set(at.get() + 1);
+                })),
+            );
+            let r = tf2_query(&hold, q);
+            set_hook(&READER_HOOK, None);
+            assert!(
+                r == before[i] || r == after[i],
+                "{q:?} with the change written at read {k}: {r}\n  before: {}\n  after: {}",
+                before[i],
+                after[i]
+            );
+            paused += 1;
+        }
+    }
+    assert!(
+        steps.get() + paused > 0,
+        "neither the writer nor the reader paused"
+    );
+}
+
+fn new_statics(w: &mut ArenaWriter) {
+    put(w, "map", "odom", 0, 1.0, true);
+}
+
+/// A frame the new arena knew only as a parent gets its first sample: found live for the
+/// latest common time, its history must not come from a copy kept without it (a time-0 lookup
+/// then failed with an extrapolation into the future while the writer was between publishing
+/// and notifying).
+#[test]
+fn a_hold_reads_a_first_sample_at_one_moment() {
+    hold_check(
+        |w| {
+            new_statics(w);
+            put(w, "base", "arm", T0 + 6 * P, 7.0, false);
+        },
+        |w| put(w, "odom", "base", T0 + 6 * P, 8.0, false),
+    );
+}
+
+/// A frame's second sample in the new arena: the hold moves from the merged history to the
+/// new arena's own.
+#[test]
+fn a_hold_reads_a_second_sample_at_one_moment() {
+    hold_check(
+        |w| {
+            new_statics(w);
+            put(w, "odom", "base", T0 + 6 * P, 8.0, false);
+            put(w, "base", "arm", T0 + 6 * P, 7.0, false);
+        },
+        |w| {
+            w.batch(|w| {
+                put(w, "odom", "base", T0 + 7 * P, 9.0, false);
+                put(w, "base", "arm", T0 + 7 * P, 6.0, false);
+            })
+        },
+    );
+}
+
+/// A frame only the new arena has (an id appended to the old ones), in a message that also
+/// re-publishes a static with a new value.
+#[test]
+fn a_hold_reads_a_new_frame_and_a_static_at_one_moment() {
+    hold_check(
+        |w| {
+            new_statics(w);
+            put(w, "odom", "base", T0 + 6 * P, 8.0, false);
+        },
+        |w| {
+            w.batch(|w| {
+                put(w, "arm", "tool", T0 + 6 * P, 2.0, false);
+                put(w, "map", "odom", 0, 3.0, true);
+            })
+        },
+    );
+}
+
+/// `clear()` in the new arena (a clock jump).
+#[test]
+fn a_hold_reads_a_clear_at_one_moment() {
+    hold_check(
+        |w| {
+            new_statics(w);
+            put(w, "odom", "base", T0 + 6 * P, 8.0, false);
+            put(w, "base", "arm", T0 + 6 * P, 7.0, false);
+            put(w, "odom", "base", T0 + 7 * P, 9.0, false);
+        },
+        |w| w.clear(),
+    );
 }
