@@ -6,7 +6,8 @@
 //!   paced by the recorded receive times or as fast as possible, looped or not, following the
 //!   bag's `/clock` as a `use_sim_time` tf2_ros node does (a backward jump clears dynamic
 //!   history);
-//! - [`record`]: an arena into a rosbag2-compatible MCAP file (`tf_shm record`).
+//! - [`record`]: an arena into a rosbag2-compatible MCAP file (`tf_shm record`), across bridge
+//!   restarts, with the spans without a bridge kept ([`owner_watch`]).
 //!
 //! The container is read and written by the `mcap` crate (chunks uncompressed, zstd or lz4,
 //! as rosbag2 writes them); messages are read by `tf_shm::cdr` (XCDR1 or XCDR2, either byte
@@ -27,6 +28,7 @@ pub mod error;
 pub mod feed;
 pub mod load;
 pub mod msg;
+pub mod owner_watch;
 pub mod read;
 pub mod record;
 pub mod replay;

@@ -6,7 +6,9 @@
 //! also behind the C++ `tf_shm::TransformListener`): every sample while the history holds it,
 //! out-of-order arrivals included, and an exact count of what it dropped before a poll read
 //! it ([`PollStats::missed`]); a bridge restart ([`Recorder::poll_buffer`]) reads the old
-//! arena's last samples, then the new arena from its beginning.
+//! arena's last samples, then the new arena from its beginning. What was published while no
+//! bridge served is in no arena: [`Recorder::owner`] keeps those spans, for the recording to
+//! report rather than pass for complete.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +17,7 @@ use tf_shm::{ArenaError, ArenaView, Buffer, FrameId, Sample};
 
 use crate::error::BagError;
 use crate::msg::{self, TfMessage};
+use crate::owner_watch::{OwnerChange, OwnerWatch};
 use crate::write::BagWriter;
 
 /// What one poll did.
@@ -27,6 +30,9 @@ pub struct PollStats {
     /// Samples the arena stored that no poll can record any more: dropped from the frame's
     /// history (cut, pruned or cleared) before a poll read them.
     pub missed: u64,
+    /// The arena's owner went away or a new one came ([`Recorder::poll_buffer`] only; never in
+    /// [`Recorder::totals`]).
+    pub owner: Option<OwnerChange>,
 }
 
 /// Why a poll failed.
@@ -59,6 +65,8 @@ pub struct Recorder {
     pub arenas: u64,
     /// Totals over all polls.
     pub totals: PollStats,
+    /// The recorded arena's owner over the recording ([`Recorder::poll_buffer`]).
+    pub owner: OwnerWatch,
 }
 
 impl Recorder {
@@ -70,6 +78,7 @@ impl Recorder {
             statics: BTreeMap::new(),
             arenas: 0,
             totals: PollStats::default(),
+            owner: OwnerWatch::default(),
         }
     }
 
@@ -114,11 +123,19 @@ impl Recorder {
     }
 
     /// [`Recorder::poll`] of the arena `buffer` receives data from, following a bridge
-    /// restart ([`Tail::follow`]: the old arena's last samples, then the new arena's).
+    /// restart ([`Tail::follow`]: the old arena's last samples, then the new arena's), and
+    /// watching its owner ([`PollStats::owner`], [`Recorder::owner`]).
     ///
     /// Errors: as [`Recorder::poll`].
     pub fn poll_buffer(&mut self, buffer: &Buffer, now: u64) -> Result<PollStats, RecordError> {
-        let mut stats = PollStats::default();
+        let (view, alive) = receiving(buffer);
+        let owner = self
+            .owner
+            .observe(view.identity(), alive, now, || view.stats().owner_pid);
+        let mut stats = PollStats {
+            owner,
+            ..PollStats::default()
+        };
         for (view, arrived) in self.tail.follow(buffer).map_err(RecordError::Arena)? {
             let s = self.write(&view, &arrived, now)?;
             stats.dynamic += s.dynamic;
@@ -174,5 +191,17 @@ impl Recorder {
     /// Errors: [`BagError`] when writing fails.
     pub fn finish(self) -> Result<(), BagError> {
         self.bag.finish()
+    }
+}
+
+/// The arena `buffer` receives data from and whether its owner is alive, both of one moment:
+/// an answer from the old owner about the new arena would pass a restart for a loss.
+fn receiving(buffer: &Buffer) -> (ArenaView, bool) {
+    loop {
+        let view = buffer.receiving_view();
+        let alive = buffer.owner_alive();
+        if buffer.receiving_view().identity() == view.identity() {
+            return (view, alive);
+        }
     }
 }

@@ -18,7 +18,8 @@ use clap::{Args, Parser, Subcommand};
 /// NO_COLOR to turn it off).
 ///
 /// Exit status: 0 success, 1 a lookup or a doctor check failed, 2 bad usage, 3 no arena (no
-/// bridge serving, invalid environment) or an I/O error.
+/// bridge serving, invalid environment) or an I/O error, 4 record: the bridge went away while
+/// recording (the bag is valid, but what was published without a bridge is not in it).
 #[derive(Debug, Parser)]
 #[command(name = "tf_shm", version, max_term_width = 100)]
 pub struct Cli {
@@ -88,6 +89,13 @@ pub enum Command {
     Replay(crate::replay::ReplayArgs),
     /// Record what the arena receives into a rosbag2-compatible MCAP file (/tf, /tf_static,
     /// tf2_msgs/msg/TFMessage in CDR); Ctrl-C leaves a valid, indexed file.
+    ///
+    /// If the arena's owner (the bridge) goes away, recording goes on and follows its restart,
+    /// as `ros2 bag record` does; what was published while no owner served reached no arena and
+    /// is not in the bag. That is said when it happens and in the summary (each span without an
+    /// owner, from the last poll that saw the old owner to the first that saw the new one), and
+    /// --json has owner_losses, owner_restarts, seconds_without_owner, owner_gaps and complete
+    /// (nothing missed and an owner throughout); the exit status is then 4.
     Record(crate::record::RecordArgs),
     /// Serve a live picture of the tree to a web browser, from the arena (no ROS): the graph as
     /// view_frames lays it out, each edge with its rate (Hz), delay (s), buffer length (s) and

@@ -24,6 +24,7 @@ pub mod monitor;
 pub mod out;
 pub mod participants;
 pub mod record;
+pub mod record_owner;
 pub mod replay;
 pub mod report;
 pub mod tree;
@@ -35,6 +36,9 @@ use std::process::ExitCode;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit status: the arena could not be opened (no bridge, bad environment) or an I/O error.
 pub const EXIT_NO_ARENA: u8 = 3;
+/// Exit status: `record` wrote a valid bag, but the arena's owner went away while it recorded,
+/// so what was published meanwhile is not in it.
+pub const EXIT_OWNER_GAP: u8 = 4;
 
 /// Runs one parsed command line; returns the process exit status.
 pub fn run(cli: cli::Cli) -> ExitCode {

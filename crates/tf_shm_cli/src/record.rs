@@ -1,6 +1,12 @@
 //! `tf_shm record OUT.mcap`: writes what the arena receives into a rosbag2-compatible MCAP
 //! file (`/tf`, `/tf_static`, the TFMessage schema); Ctrl-C (SIGINT) or SIGTERM ends the file
 //! properly (last chunk, indexes, summary).
+//!
+//! When the arena's owner (the bridge) goes away, recording goes on and follows its restart, as
+//! `ros2 bag record` keeps recording across a publisher's restart; the span without an owner is
+//! said when it happens, in the summary and in `--json` ([`crate::record_owner`]), and the exit
+//! status is [`crate::EXIT_OWNER_GAP`], so neither a reader nor a script takes the bag for
+//! complete.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -12,6 +18,7 @@ use tf_shm_bag::{BagWriter, Recorder, Topics};
 
 use crate::cli::Global;
 use crate::connect;
+use crate::record_owner;
 
 /// `tf_shm record`.
 #[derive(Debug, Clone, Args)]
@@ -68,6 +75,8 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
     let stop = crate::replay::stop_flag();
     let period = Duration::from_secs_f64(1.0 / a.poll);
     let started = Instant::now();
+    let start_ns = tf_shm::time::unix_now_ns() as u64;
+    let arena = buffer.location().name.clone();
     let until = a.duration.map(|d| started + Duration::from_secs_f64(d));
     let show = !a.quiet && !g.json && std::io::stderr().is_terminal();
     let mut shown = Instant::now();
@@ -75,22 +84,39 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
     if !g.json {
         eprintln!(
             "tf_shm record: recording arena {} into {}; Ctrl-C to stop",
-            buffer.location().name,
+            arena,
             a.out.display()
         );
     }
+    // The owner's goings and comings, said as they happen (on a line of their own).
+    let say = |change: &Option<tf_shm_bag::owner_watch::OwnerChange>| {
+        if let Some(c) = change {
+            if show {
+                eprintln!();
+            }
+            eprintln!("{}", record_owner::change_text(c, start_ns, &arena));
+        }
+    };
+    let mut end_ns;
     loop {
-        let now = tf_shm::time::unix_now_ns() as u64;
-        if let Err(e) = rec.poll_buffer(&buffer, now) {
-            failure = Some(e.to_string());
-            break;
+        end_ns = tf_shm::time::unix_now_ns() as u64;
+        match rec.poll_buffer(&buffer, end_ns) {
+            Ok(s) => say(&s.owner),
+            Err(e) => {
+                failure = Some(e.to_string());
+                break;
+            }
         }
         if show && shown.elapsed() >= Duration::from_millis(500) {
             shown = Instant::now();
             let t = rec.totals;
+            let owner = match rec.owner.open() {
+                Some(g) => format!("  NO OWNER for {:.1} s", g.duration_ns(end_ns) as f64 / 1e9),
+                None => String::new(),
+            };
             let _ = write!(
                 std::io::stderr(),
-                "\r {:.1} s  {} transforms  {} static  {} missed   ",
+                "\r {:.1} s  {} transforms  {} static  {} missed{owner}   ",
                 started.elapsed().as_secs_f64(),
                 t.dynamic,
                 t.statics,
@@ -99,9 +125,10 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
         }
         if stop.load(Ordering::Relaxed) || until.is_some_and(|u| Instant::now() >= u) {
             // One last poll so what arrived meanwhile is in.
-            let now = tf_shm::time::unix_now_ns() as u64;
-            if let Err(e) = rec.poll_buffer(&buffer, now) {
-                failure = Some(e.to_string());
+            end_ns = tf_shm::time::unix_now_ns() as u64;
+            match rec.poll_buffer(&buffer, end_ns) {
+                Ok(s) => say(&s.owner),
+                Err(e) => failure = Some(e.to_string()),
             }
             break;
         }
@@ -110,6 +137,7 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
     if show {
         eprintln!();
     }
+    let owner = rec.owner.clone();
     let totals = rec.totals;
     let messages = rec.messages();
     let arenas = rec.arenas;
@@ -117,26 +145,36 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
         eprintln!("tf_shm record: {e}");
         return crate::EXIT_NO_ARENA;
     }
+    let gaps = !owner.gaps().is_empty();
     if g.json {
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "out": a.out.display().to_string(),
             "transforms": totals.dynamic,
             "static_transforms": totals.statics,
             "messages": messages,
             "missed": totals.missed,
             "arenas": arenas,
+            // Nothing missed and an owner throughout: the bag holds all that was published.
+            "complete": totals.missed == 0 && !gaps && failure.is_none(),
             "error": failure,
         });
+        if let Some(m) = doc.as_object_mut() {
+            m.extend(record_owner::json_fields(&owner, start_ns, end_ns));
+        }
         println!("{doc}");
     } else {
         eprintln!(
-            "tf_shm record: wrote {} ({} messages: {} transforms, {} static); {} missed",
+            "tf_shm record: wrote {} ({} messages: {} transforms, {} static); {} missed{}",
             a.out.display(),
             messages,
             totals.dynamic,
             totals.statics,
-            totals.missed
+            totals.missed,
+            record_owner::summary_clause(&owner, end_ns)
         );
+        for line in record_owner::gap_lines(&owner, start_ns, end_ns) {
+            eprintln!("{line}");
+        }
         if totals.missed > 0 {
             eprintln!(
                 "tf_shm record: the missed samples were dropped from the arena's history \
@@ -151,6 +189,8 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
     }
     if failure.is_some() {
         crate::EXIT_NO_ARENA
+    } else if gaps {
+        crate::EXIT_OWNER_GAP
     } else {
         0
     }

@@ -7,95 +7,13 @@ mod common;
 #[path = "../../tf_shm_bag/tests/support/mod.rs"]
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-use std::sync::mpsc;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::running::{replay, replay_json, signal, Running};
 use common::TestDir;
 use tf_shm::store::FrameStore;
 use tf_shm::{Buffer, Join};
-
-fn signal(child: &Child, sig: rustix::process::Signal) {
-    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
-    rustix::process::kill_process(pid, sig).expect("signal the child");
-}
-
-/// A running `tf_shm replay` whose stderr lines (with `--json`: stdout lines) arrive on a
-/// channel.
-struct Replay {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Replay {
-    fn start(dir: &TestDir, args: &[&str]) -> Replay {
-        Self::spawn(dir, &[&["replay", "-q"], args].concat(), false)
-    }
-
-    /// `tf_shm --json replay ARGS`: the lines are its JSON events.
-    fn start_json(dir: &TestDir, args: &[&str]) -> Replay {
-        Self::spawn(dir, &[&["--json", "replay", "-q"], args].concat(), true)
-    }
-
-    fn spawn(dir: &TestDir, args: &[&str], json: bool) -> Replay {
-        let mut child = dir
-            .cmd(args)
-            .stderr(if json {
-                Stdio::inherit()
-            } else {
-                Stdio::piped()
-            })
-            .stdout(if json { Stdio::piped() } else { Stdio::null() })
-            .spawn()
-            .expect("spawn tf_shm replay");
-        let out: Box<dyn std::io::Read + Send> = if json {
-            Box::new(child.stdout.take().unwrap())
-        } else {
-            Box::new(child.stderr.take().unwrap())
-        };
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                eprintln!("[replay] {l}");
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        Replay { child, lines }
-    }
-
-    /// Waits for a stderr line containing `what`.
-    fn wait_for(&self, what: &str, timeout: Duration) -> String {
-        let end = Instant::now() + timeout;
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) if l.contains(what) => return l,
-                Ok(_) => {}
-                Err(e) => panic!("no line with {what:?} from tf_shm replay: {e}"),
-            }
-        }
-    }
-
-    /// SIGTERM, then the exit status must be 0.
-    fn stop(mut self) {
-        signal(&self.child, rustix::process::Signal::TERM);
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "tf_shm replay exited {status}");
-    }
-}
-
-impl Drop for Replay {
-    /// A test that failed midway must not leave a looping or holding replay behind.
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
 
 fn buffer(dir: &TestDir) -> Buffer {
     Join::new()
@@ -112,7 +30,7 @@ fn path_str(p: &std::path::Path) -> &str {
 fn replayed_arena_answers_as_tf2() {
     let dir = TestDir::new("replay");
     let bag = support::bag("pr2_zstd.mcap");
-    let r = Replay::start(
+    let r = replay(
         &dir,
         &[
             "--as-fast-as-possible",
@@ -154,7 +72,7 @@ fn loop_clears_dynamic_history_and_keeps_statics() {
     let info = tf_shm_bag::scan(&bag, &Default::default()).unwrap();
     let st = &info.static_messages[0].transforms[0];
     let (sp, sc) = (st.header.frame_id.clone(), st.child_frame_id.clone());
-    let r = Replay::start(&dir, &["--loop", "--rate", "4", path_str(&bag)]);
+    let r = replay(&dir, &["--loop", "--rate", "4", path_str(&bag)]);
     let b = buffer(&dir);
     let end = Instant::now() + Duration::from_secs(20);
     // The arena is served from its creation; the statics land right after.
@@ -219,7 +137,7 @@ fn record_then_replay_gives_the_same_transforms() {
     let out = support::bags().join("recorded.mcap");
     let _ = std::fs::remove_file(&out);
     // A cache time shorter than the replay: the recorder must keep up, not copy at the end.
-    let r = Replay::start(
+    let r = replay(
         &dir,
         &[
             "--rate",
@@ -393,7 +311,7 @@ fn record_refuses_to_overwrite_and_needs_an_arena() {
 }
 
 /// The JSON event `name` from a `--json` replay, with the events before it.
-fn wait_for_event(r: &Replay, name: &str, timeout: Duration) -> (serde_json::Value, Vec<String>) {
+fn wait_for_event(r: &Running, name: &str, timeout: Duration) -> (serde_json::Value, Vec<String>) {
     let end = Instant::now() + timeout;
     let mut before = Vec::new();
     loop {
@@ -420,7 +338,7 @@ fn wait_for_event(r: &Replay, name: &str, timeout: Duration) -> (serde_json::Val
 fn replay_follows_the_bags_clock_across_a_reset() {
     let dir = TestDir::new("reset");
     let bag = support::bag("reset.mcap");
-    let r = Replay::start_json(
+    let r = replay_json(
         &dir,
         &[
             "--as-fast-as-possible",
@@ -460,7 +378,7 @@ fn replay_follows_the_bags_clock_across_a_reset() {
     // --ignore-clock: no clear; the second pass is stored behind the first (time 0 still
     // answers the first pass's end).
     let dir = TestDir::new("reset_ignored");
-    let r = Replay::start_json(
+    let r = replay_json(
         &dir,
         &[
             "--as-fast-as-possible",

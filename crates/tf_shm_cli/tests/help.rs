@@ -18,10 +18,11 @@ fn help_documents_options_and_units() {
         "TF_SHM_RUNTIME_DIR",
         "ROS_DOMAIN_ID",
         "Exit status",
+        "4 record: the bridge went away",
     ] {
         assert!(top.contains(word), "--help lacks {word:?}:\n{top}");
     }
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 8] = [
         (
             "echo",
             &[
@@ -61,6 +62,10 @@ fn help_documents_options_and_units() {
         (
             "monitor",
             &["--rate <HZ>", "--poll <HZ>", "--count <N>", "wall clock"],
+        ),
+        (
+            "record",
+            &["--poll <HZ>", "follows its restart", "owner_gaps", "exit"],
         ),
         (
             "participants",

@@ -2,6 +2,8 @@
 //! tree, and running the built `tf_shm` against it.
 #![allow(dead_code)]
 
+pub mod running;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
