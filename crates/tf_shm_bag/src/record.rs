@@ -67,6 +67,9 @@ pub struct Recorder {
     pub totals: PollStats,
     /// The recorded arena's owner over the recording ([`Recorder::poll_buffer`]).
     pub owner: OwnerWatch,
+    /// Per arena instance read by [`Recorder::poll_buffer`]: its owner's count of messages lost
+    /// on the way in (`ArenaStats::messages_lost`) when the recording first saw it, and last.
+    intake: BTreeMap<[u8; 16], (u64, u64)>,
 }
 
 impl Recorder {
@@ -79,6 +82,7 @@ impl Recorder {
             arenas: 0,
             totals: PollStats::default(),
             owner: OwnerWatch::default(),
+            intake: BTreeMap::new(),
         }
     }
 
@@ -129,6 +133,14 @@ impl Recorder {
     /// Errors: as [`Recorder::poll`].
     pub fn poll_buffer(&mut self, buffer: &Buffer, now: u64) -> Result<PollStats, RecordError> {
         let (view, alive) = receiving(buffer);
+        let lost = view.stats().messages_lost;
+        // The first arena's earlier losses are not the recording's; a later arena began
+        // during it, so all of its are.
+        let base = if self.intake.is_empty() { lost } else { 0 };
+        self.intake
+            .entry(view.identity().instance_uuid)
+            .or_insert((base, lost))
+            .1 = lost;
         let owner = self
             .owner
             .observe(view.identity(), alive, now, || view.stats().owner_pid);
@@ -179,6 +191,16 @@ impl Recorder {
         self.totals.statics += stats.statics;
         self.totals.missed += stats.missed;
         Ok(stats)
+    }
+
+    /// Messages the arenas' owners received during the recording but could not store (their
+    /// intake queue was full; `ArenaStats::messages_lost`): in no arena, so in no bag and not
+    /// in [`PollStats::missed`]. Counted by [`Recorder::poll_buffer`] only.
+    pub fn intake_lost(&self) -> u64 {
+        self.intake
+            .values()
+            .map(|&(first, last)| last.saturating_sub(first))
+            .sum()
     }
 
     /// Messages written so far.

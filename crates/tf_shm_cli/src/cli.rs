@@ -95,7 +95,9 @@ pub enum Command {
     /// is not in the bag. That is said when it happens and in the summary (each span without an
     /// owner, from the last poll that saw the old owner to the first that saw the new one), and
     /// --json has owner_losses, owner_restarts, seconds_without_owner, owner_gaps and complete
-    /// (nothing missed and an owner throughout); the exit status is then 4.
+    /// (nothing missed or lost and an owner throughout); the exit status is then 4. Messages
+    /// the bridge received meanwhile but could not store (intake queue full) are said at the
+    /// end and in --json's intake_lost.
     Record(crate::record::RecordArgs),
     /// Serve a live picture of the tree to a web browser, from the arena (no ROS): the graph as
     /// view_frames lays it out, each edge with its rate (Hz), delay (s), buffer length (s) and

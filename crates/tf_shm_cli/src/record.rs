@@ -141,6 +141,7 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
     let totals = rec.totals;
     let messages = rec.messages();
     let arenas = rec.arenas;
+    let intake_lost = rec.intake_lost();
     if let Err(e) = rec.finish() {
         eprintln!("tf_shm record: {e}");
         return crate::EXIT_NO_ARENA;
@@ -153,9 +154,11 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
             "static_transforms": totals.statics,
             "messages": messages,
             "missed": totals.missed,
+            "intake_lost": intake_lost,
             "arenas": arenas,
-            // Nothing missed and an owner throughout: the bag holds all that was published.
-            "complete": totals.missed == 0 && !gaps && failure.is_none(),
+            // Nothing missed or lost and an owner throughout: the bag holds all that was
+            // published.
+            "complete": totals.missed == 0 && intake_lost == 0 && !gaps && failure.is_none(),
             "error": failure,
         });
         if let Some(m) = doc.as_object_mut() {
@@ -181,6 +184,13 @@ pub fn run(g: &Global, a: &RecordArgs) -> u8 {
                  before a poll could copy them (history cut short by the memory budget or \
                  max_rate_hz, or cleared by a clock jump); raise --poll, or the bridge's \
                  memory_budget_mb"
+            );
+        }
+        if intake_lost > 0 {
+            eprintln!(
+                "tf_shm record: the bridge received {intake_lost} messages during the recording \
+                 that it could not store (its intake queue was full): they are in no arena and \
+                 not in the bag; `tf_shm doctor` shows the bridge's intake"
             );
         }
         if let Some(e) = &failure {
