@@ -26,6 +26,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <future>
 #include <limits>
@@ -321,8 +322,9 @@ public:
   ///   with the transform when the bridge's data makes it available, with that LookupException
   ///   when the data moves past it, or with tf2::TimeoutException("Timed out waiting for
   ///   transform") once `timeout` (steady clock) passed.
-  /// Callbacks run on the waiter thread without locks held (they may call this buffer);
-  /// exceptions they throw are caught and dropped.
+  /// Callbacks run on the waiter thread without locks held (they may call this buffer); an
+  /// exception one throws is caught and written to stderr with its what() (tf2_ros's would end
+  /// the spin of the executor running it), and the waiter goes on with the other requests.
   tf2_ros::TransformStampedFuture waitForTransform(
     const std::string & target_frame, const std::string & source_frame,
     const tf2::TimePoint & time, const tf2::Duration & timeout,
@@ -488,9 +490,16 @@ private:
           tf2::TimeoutException(std::string("Timed out waiting for transform"))));
       }
       r.callback(r.future);
+    } catch (const std::exception & e) {
+      // tf2_ros's callback throws into the executor that runs it, which ends its spin; here it
+      // would end the waiter thread and every other request with it. Said, not lost; the
+      // request is done either way.
+      std::fprintf(stderr, "tf_shm::Tf2Buffer: a waitForTransform callback threw: %s\n",
+        e.what());
     } catch (...) {
-      // A callback's exception has nowhere to go on this thread (tf2_ros's would end its
-      // executor); the request is done either way.
+      std::fprintf(stderr,
+        "tf_shm::Tf2Buffer: a waitForTransform callback threw an exception not derived from "
+        "std::exception\n");
     }
   }
 

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <future>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -422,6 +423,33 @@ static void testWaitForTransform(tf_shm::Tf2Buffer & ours, tf2::BufferCore & ref
       });
   both(b, "map", "later", T0, 1.0, 0.0, 1);
   CHECK(waitFor(nested.n, 1, 5000ms) && nested_ok, "a callback calls the buffer");
+
+  // A callback that throws: said on stderr with its text; the waiter goes on completing the
+  // other requests.
+  char path[] = "/tmp/tf_shm_tf2_buffer_stderr_XXXXXX";
+  const int log = mkstemp(path);
+  CHECK(log >= 0, "mkstemp");
+  std::fflush(stderr);
+  const int saved = dup(2);
+  dup2(log, 2);
+  Calls after;
+  ours.waitForTransform("map", "thrower", tf2::TimePointZero, 5s,
+    [](const tf2_ros::TransformStampedFuture &) {throw std::runtime_error("user callback failed");});
+  ours.waitForTransform("map", "after_thrower", tf2::TimePointZero, 5s, after.cb());
+  both(b, "map", "thrower", T0, 1.0, 0.0, 1);
+  both(b, "map", "after_thrower", T0, 1.0, 0.0, 1);
+  const bool went_on = waitFor(after.n, 1, 5000ms);
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::string said(4096, '\0');
+  const ssize_t got = pread(log, &said[0], said.size(), 0);
+  said.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  close(log);
+  unlink(path);
+  CHECK(went_on, "requests after a throwing callback complete");
+  CHECK(said.find("a waitForTransform callback threw: user callback failed") != std::string::npos,
+    "a throwing callback is said on stderr: [%s]", said.c_str());
 }
 
 // Destroyed with requests pending: no callback, the futures are broken promises (ASan: no use
