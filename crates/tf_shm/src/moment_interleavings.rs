@@ -59,6 +59,16 @@ fn set_hook(hook: &'static Hook, f: Option<Box<dyn FnMut()>>) {
     hook.with(|h| *h.borrow_mut() = f);
 }
 
+/// How many steps of `hook` (the writer's stores or the reader's reads) `run` makes.
+fn steps_of(hook: &'static Hook, run: impl FnOnce()) -> usize {
+    let n = Rc::new(Cell::new(0));
+    let n2 = n.clone();
+    set_hook(hook, Some(Box::new(move || n2.set(n2.get() + 1))));
+    run();
+    set_hook(hook, None);
+    n.get()
+}
+
 const T0: i64 = 1_000_000_000_000;
 const P: i64 = 10_000_000;
 
@@ -258,12 +268,9 @@ fn reader_paused(class: &Class, qs: &[Query], before: &[String], after: &[String
         let reads = {
             let (mut w, v) = arena();
             (class.setup)(&mut w);
-            let n = Rc::new(Cell::new(0));
-            let n2 = n.clone();
-            set_hook(&READER_HOOK, Some(Box::new(move || n2.set(n2.get() + 1))));
-            raw(&v, q);
-            set_hook(&READER_HOOK, None);
-            n.get()
+            steps_of(&READER_HOOK, || {
+                raw(&v, q);
+            })
         };
         for k in 0..reads {
             for checked in [false, true] {
@@ -442,17 +449,9 @@ fn overtaken(change: fn(&mut ArenaWriter), source: &'static str, time: i64, reso
     };
     assert_ne!(before, after);
     // How many stores the change makes and how many reads the lookup does.
-    let count = |hook: &'static Hook, run: &mut dyn FnMut()| {
-        let n = Rc::new(Cell::new(0));
-        let n2 = n.clone();
-        set_hook(hook, Some(Box::new(move || n2.set(n2.get() + 1))));
-        run();
-        set_hook(hook, None);
-        n.get()
-    };
     let (mut w, _) = arena();
     chain(&mut w);
-    let stores = count(&WRITER_HOOK, &mut || change(&mut w));
+    let stores = steps_of(&WRITER_HOOK, || change(&mut w));
     // The pair as the lookup below gets it: resolved before (nothing kept: its time-0
     // lookup walks), or new.
     let pair_for = |v: &ArenaView| {
@@ -465,7 +464,7 @@ fn overtaken(change: fn(&mut ArenaWriter), source: &'static str, time: i64, reso
     let (mut w, v2) = arena();
     chain(&mut w);
     let mut pair = pair_for(&v2);
-    let reads = count(&READER_HOOK, &mut || {
+    let reads = steps_of(&READER_HOOK, || {
         let _ = v2.lookup_pair(&mut pair, time);
     });
     assert!(stores > 0 && reads > 0, "{stores} stores, {reads} reads");
@@ -608,12 +607,9 @@ fn hold_check(new_setup: fn(&mut ArenaWriter), change: fn(&mut ArenaWriter)) {
         let reads = {
             let (_w, new) = new_arena();
             let hold = HandoverStore::new(old.clone(), new).unwrap();
-            let n = Rc::new(Cell::new(0));
-            let n2 = n.clone();
-            set_hook(&READER_HOOK, Some(Box::new(move || n2.set(n2.get() + 1))));
-            tf2_query(&hold, q);
-            set_hook(&READER_HOOK, None);
-            n.get()
+            steps_of(&READER_HOOK, || {
+                tf2_query(&hold, q);
+            })
         };
         for k in 0..reads {
             let (w, new) = new_arena();
