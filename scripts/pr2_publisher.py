@@ -17,8 +17,9 @@ Run in the project's ROS environment (rclpy + our tf2_msgs):
 * URDF `floating` and `planar` joints (the PR2 has none) get a fixed default pose: the joint
   origin, i.e. zero motion, published on /tf like the other moving joints.
 
-Stamps are synthetic (integer ns; --stamp-base defaults to now), so every published transform is
-a function of k alone; --log writes each one as a JSON line before it is published:
+Stamps are synthetic (integer ns; --stamp-base defaults to now, taken once the node exists, so
+tick k goes out at its stamp up to this loop's scheduling), so every published transform is a
+function of k alone; --log writes each one as a JSON line before it is published:
 {"parent", "child", "stamp_ns", "t": [x, y, z], "q": [x, y, z, w], "static": bool}.
 --rate-scale multiplies the wall-clock rate only (stamps keep their 10 ms step).
 Stops after --duration seconds of stamps (default: never) or on SIGINT/SIGTERM, exit status 0.
@@ -246,14 +247,16 @@ def main():
     if not args.urdf:
         ap.error("no URDF: give --urdf or set TF_SHM_PR2_URDF")
     joints = load_urdf(args.urdf)
+    ticks = None if args.duration is None else round(args.duration * 100)
+
+    pub = Publisher(args.log)
+    # "Now" once the node exists: rclpy's import and init take ~0.3 s, and a base taken before
+    # them put every stamp that far behind the wall clock (tf_shm monitor's delay).
     base_ns = (
         round(args.stamp_base * 1e6) * 1000
         if args.stamp_base is not None
         else time.time_ns() // 1000 * 1000
     )
-    ticks = None if args.duration is None else round(args.duration * 100)
-
-    pub = Publisher(args.log)
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.append(True))

@@ -66,9 +66,14 @@ pub enum Command {
     /// (avg/max, s) and the largest gap between samples (s); for a chain, per link. Refreshes
     /// live.
     ///
-    /// Delays compare stamps with this machine's wall clock, so they mean something only when
-    /// the publishers stamp with wall-clock time (as for tf2_monitor). Rates count the samples
-    /// the bridge accepted while monitoring; gaps are measured to one poll period.
+    /// A delay is this machine's wall clock when monitor first sees a frame's new newest sample
+    /// minus that sample's header stamp: the publisher's stamping-to-send time, DDS, the
+    /// bridge's write, and on average half a poll period (5 ms at --poll 100). tf2_monitor
+    /// measures the same at message receipt. It means something only when the publishers stamp
+    /// with this wall clock: a delay alike on every frame of a publisher is its stamps running
+    /// behind it (stamps taken early, another machine's clock, sim time or a bag). The net delay
+    /// of a chain is now minus its latest common time. Rates count the samples the bridge
+    /// accepted while monitoring; gaps are measured to one poll period.
     Monitor(MonitorArgs),
     /// Every participant entry of the arena (pid, name, mode; alive, stuck or free again), read
     /// from the lock file, even when no bridge serves.

@@ -1,9 +1,10 @@
 //! `tf_shm monitor`: tf2_monitor's numbers, sampled from the arena.
 //!
 //! The arena is polled (`--poll` Hz); between refreshes (`--rate` Hz) each frame's accepted
-//! counter gives its rate, each newly seen newest stamp its delay to the wall clock (stamps
-//! must be wall-clock time, as tf2_monitor assumes too), and the wall time between two polls
-//! that saw new samples its largest gap (resolution: one poll period).
+//! counter gives its rate, each newly seen newest stamp its delay (the wall clock at that poll
+//! minus the stamp: stamps must be wall-clock time, as tf2_monitor assumes too; the poll adds
+//! half a period on average), and the wall time between two polls that saw new samples its
+//! largest gap (resolution: one poll period).
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
