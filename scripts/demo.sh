@@ -27,10 +27,13 @@ done
 
 if ((!inner)); then
   [[ $EUID == 0 ]] || { echo "demo.sh: needs root for the loopback-only network namespace" >&2; exit 1; }
+  echo "demo: ROS 2 environment (scripts/ros-env.sh setup; the first time takes a few minutes) …" >&2
   "$root/scripts/ros-env.sh" setup >&2
   eval "$("$root/scripts/ros-env.sh" env)"
-  echo "demo: building (release) …" >&2
-  (cd "$root" && cargo build -q --release -p tf_shm_bridge -p tf_shm_cli)
+  # Not -q: the first build takes several minutes (7-10 on 2 cores), and cargo's progress
+  # shows it is working.
+  echo "demo: building tf_shm_bridge and tf_shm (cargo build --release; first time: several minutes) …" >&2
+  (cd "$root" && cargo build --release -p tf_shm_bridge -p tf_shm_cli)
   exec unshare -n "$0" --in-netns ${duration:+--duration "$duration"}
 fi
 
