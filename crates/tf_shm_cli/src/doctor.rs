@@ -189,6 +189,14 @@ fn file_problem(path: &Path) -> Option<&'static str> {
     (m.uid() != me && m.permissions().mode() & 0o020 == 0).then_some("belongs to another user")
 }
 
+/// How to start a bridge, both ways the README's quick start gives: `ros2 launch` finds the
+/// package only once it is colcon-installed and sourced; a cargo build runs the binary directly.
+const START_BRIDGE: &str =
+    "start tf_shm_bridge: `ros2 launch tf_shm_bridge tf_shm_bridge.launch.py` \
+     where it is colcon-installed and sourced; from a cargo build, in the repository after \
+     `eval \"$(scripts/ros-env.sh env)\"`: `target/release/tf_shm_bridge --ros-args \
+     --params-file config/tf_shm_bridge.yaml`";
+
 fn bridge_checks(opened: &Result<Buffer, JoinError>, owner: Option<&ParticipantRow>) -> [Check; 2] {
     let compat_ok = || {
         check(
@@ -242,12 +250,7 @@ fn bridge_checks(opened: &Result<Buffer, JoinError>, owner: Option<&ParticipantR
                     | AttachError::BadMagic),
                 ) => serving_but(a.to_string(), rebuild),
                 JoinError::NotServing { .. } => [
-                    check(
-                        "BRIDGE",
-                        Verdict::Fail,
-                        e.to_string(),
-                        "start tf_shm_bridge (ros2 launch tf_shm_bridge …)",
-                    ),
+                    check("BRIDGE", Verdict::Fail, e.to_string(), START_BRIDGE),
                     skip(),
                 ],
                 JoinError::NotServingYet { .. } => [

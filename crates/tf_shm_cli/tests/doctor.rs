@@ -172,6 +172,12 @@ fn no_bridge_fails_and_skips_the_arena_checks() {
         text.contains("FAIL  BRIDGE") && text.contains("hint: start tf_shm_bridge"),
         "{text}"
     );
+    // Both ways to start one: `ros2 launch` needs a colcon install, a cargo build does not.
+    assert!(
+        text.contains("ros2 launch tf_shm_bridge tf_shm_bridge.launch.py")
+            && text.contains("target/release/tf_shm_bridge --ros-args"),
+        "{text}"
+    );
 }
 
 #[test]
