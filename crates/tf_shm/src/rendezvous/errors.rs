@@ -303,7 +303,8 @@ impl fmt::Display for ServeError {
             ServeError::ArenaAlreadyLive { at, pid } => write!(
                 f,
                 "an arena is already live for {at}, owned by pid {}: stop that tf_shm_bridge \
-                 first, or use another TF_SHM_NAME or domain",
+                 first, or use another arena name or domain (the bridge's arena_name and domain \
+                 parameters, the CLI's --name and --domain, TF_SHM_NAME and TF_SHM_DOMAIN)",
                 pid.map_or("?".to_owned(), |p| p.to_string())
             ),
             ServeError::Create(e) => write!(f, "cannot create the arena: {e}"),
