@@ -97,7 +97,7 @@ done
 if ((!inner)); then
   [[ $EUID == 0 ]] || { echo "fanout.sh: needs root (loopback-only network namespace)" >&2; exit 1; }
   eval "$(bash "$root/scripts/ros-env.sh" env)"
-  (cd "$root" && cargo build -q --release -p tf_shm_bridge \
+  (cd "$root" && cargo build -q --release -p tf_shm_bridge --bin tf_shm_bridge \
     --example fanout_publisher --example fanout_listener --example fanout_consumer) >&2
   results=$(mktemp)
   trap 'rm -f "$results"' EXIT
