@@ -17,6 +17,11 @@
 #   PH one tf_shm_bridge + N of them with TF_SHM_TF2_ROS=1, run by $TF_SHM_PYTHON: a Python in
 #      whose environment the tf_shm wheel is pip-installed (its .pth hook; README "Python nodes
 #      without code changes").
+# With --arms "CL CT", C++ consumers (crates/tf_shm_c/bench/fanout_consumer.cpp, built by
+# crates/tf_shm_c/bench/run.sh --fanout against ROS 2 Jazzy's libtf2):
+#   CL one tf_shm_bridge + N C++ processes, each a tf2::BufferCore filled by
+#      tf_shm::TransformListener (tf2's own buffer and lookups, the arena instead of DDS);
+#   CT one tf_shm_bridge + N C++ processes using tf_shm::Tf2Buffer's lookups (no private buffer).
 #
 # Both: examples/fanout_publisher.rs (an r2r node, as a C++ robot_state_publisher would be: 50
 # dynamic frames in one TFMessage per 10 ms tick, 4 statics) and every consumer looking up the
@@ -26,7 +31,8 @@
 # included.
 #
 #   scripts/fanout.sh [--window S] [--warmup S] [--ns "1 2 4 8"] [--arms "A B"]
-#                                       # defaults 30, 5, "1 2 4 8", "A B" ("PA PB": Python)
+#                                       # defaults 30, 5, "1 2 4 8", "A B" ("PA PB": Python,
+#                                       # "CL CT": C++)
 #   scripts/fanout.sh --table < results.jsonl                      # Markdown table only
 #
 # Stdout: one JSON line per (N, arm); stderr: progress, then the Markdown table.
@@ -47,14 +53,17 @@ print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 labels = (("A", "A: N r2r listeners"), ("B", "B: bridge + N tf_shm"),
           ("PA", "PA: N rclpy tf2_ros listeners"), ("PB", "PB: bridge + N Python tf_shm"))
 labels += (("PR", "PR: N tf2_ros nodes"), ("PH", "PH: bridge + N tf2_ros nodes, TF_SHM_TF2_ROS=1"))
+labels += (("CL", "CL: bridge + N C++ tf2::BufferCore + tf_shm::TransformListener"),
+           ("CT", "CT: bridge + N C++ tf_shm::Tf2Buffer"))
+bridged = ("B", "PB", "PH", "CL", "CT")
 for n in ns:
     for arm, label in labels:
         r = by.get((n, arm))
         if r is None:
             continue
         c, p = r["cpu_pct"], r["pss_kib_by_role"]
-        bridge_c = f"{c['bridge']:.1f}" if arm in ("B", "PB", "PH") else "—"
-        bridge_p = mib(p["bridge"]) if arm in ("B", "PB", "PH") else "—"
+        bridge_c = f"{c['bridge']:.1f}" if arm in bridged else "—"
+        bridge_p = mib(p["bridge"]) if arm in bridged else "—"
         print(f"| {n} | {label} | **{c['total']:.1f}** | {c['publisher']:.1f} | {bridge_c} | "
               f"{c['consumers']:.1f} | **{mib(r['pss_kib'])}** | {mib(p['publisher'])} | {bridge_p} | "
               f"{mib(p['consumers'])} | {r['lookups_ok']} / {r['lookups_err']} |")
@@ -68,9 +77,9 @@ if lost:
     print()
     print("**Processes died during the window** in: " + ", ".join(lost) + ".")
 print()
-print("| N | arms | CPU B/A | PSS B/A | consumers only: CPU B/A | consumers only: PSS B/A |")
+print("| N | arms y/x | CPU y/x | PSS y/x | consumers only: CPU y/x | consumers only: PSS y/x |")
 print("|---:|---|---:|---:|---:|---:|")
-for n, (x, y) in ((n, xy) for xy in (("A", "B"), ("PA", "PB"), ("PR", "PH")) for n in ns):
+for n, (x, y) in ((n, xy) for xy in (("A", "B"), ("PA", "PB"), ("PR", "PH"), ("A", "CL"), ("A", "CT")) for n in ns):
     a, b = by.get((n, x)), by.get((n, y))
     if a and b:
         ca, cb = a["cpu_pct"], b["cpu_pct"]
@@ -97,8 +106,11 @@ done
 if ((!inner)); then
   [[ $EUID == 0 ]] || { echo "fanout.sh: needs root (loopback-only network namespace)" >&2; exit 1; }
   eval "$(bash "$root/scripts/ros-env.sh" env)"
-  (cd "$root" && cargo build -q --release -p tf_shm_bridge \
+  (cd "$root" && cargo build -q --release -p tf_shm_bridge --bin tf_shm_bridge \
     --example fanout_publisher --example fanout_listener --example fanout_consumer) >&2
+  if [[ " $arms " == *" CL "* || " $arms " == *" CT "* ]]; then
+    bash "$root/crates/tf_shm_c/bench/run.sh" --fanout >&2
+  fi
   results=$(mktemp)
   trap 'rm -f "$results"' EXIT
   unshare -n "$0" --in-netns --window "$window" --warmup "$warmup" --ns "$ns" --arms "$arms" |
@@ -133,7 +145,7 @@ run() { # n arm
   local -A roles=()
   pids=()
   "$bin/examples/fanout_publisher" & pids+=($!); roles[$!]=publisher
-  if [[ $arm == B || $arm == PB || $arm == PH ]]; then
+  if [[ $arm == B || $arm == PB || $arm == PH || $arm == CL || $arm == CT ]]; then
     "$bin/tf_shm_bridge" --log-level warn 2>"$logs/bridge.log" & pids+=($!); roles[$!]=bridge
   fi
   local consumers=()
@@ -147,6 +159,9 @@ run() { # n arm
       "${opt_in[@]}" \
         "$root/crates/tf_shm_py/bench/fanout_tf2_ros.py" --pairs "$pairs" --secs "$secs" \
         --skip "$warmup" --name "tf2_ros_$i" --arm "$arm" 2>"$logs/c$i.log" &
+    elif [[ $arm == CL || $arm == CT ]]; then
+      "$bin/tf_shm_c_tests/fanout_consumer" --arm "$arm" --pairs "$pairs" --secs "$secs" \
+        --skip "$warmup" 2>"$logs/c$i.log" &
     elif [[ $arm == PB ]]; then
       python3 "$root/crates/tf_shm_py/bench/fanout_consumer.py" --pairs "$pairs" --secs "$secs" \
         --skip "$warmup" 2>"$logs/c$i.log" &

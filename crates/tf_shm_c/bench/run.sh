@@ -8,13 +8,38 @@
 # With --instructions, instead counts the instructions of one lookup of each wrapper_bench arm
 # under callgrind (load-independent): the difference of a run of 20 000 and one of 10 000
 # lookups, divided by 10 000.
+# With --fanout, only builds bench/fanout_consumer.cpp (scripts/fanout.sh's C++ arms CL and CT)
+# into $out/fanout_consumer, against the same tf2 as tf2_buffer_bench, and runs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 crate=crates/tf_shm_c
 rel=${CARGO_TARGET_DIR:-$PWD/target}/release
-cargo build --release -p tf_shm_c -p tf_shm_c_testkit
 out=$rel/tf_shm_c_tests
 mkdir -p "$out"
+# Sets tf2_cxx: g++ -O2 with tf2's, tf2_ros's and the ROS message headers; its link arguments
+# (libtf_shm_c, libtf2, librcutils, RPATH) go after the sources and -o.
+find_tf2() {
+  local prefixes="${TF_SHM_TF2_PREFIX:-}:${CMAKE_PREFIX_PATH:-}:${AMENT_PREFIX_PATH:-}" p d
+  tf2= tf2_ros= ros=
+  for p in ${prefixes//:/ }; do
+    [ -z "$tf2" ] && [ -f "$p/lib/libtf2.so" ] && [ -d "$p/include/tf2/tf2" ] && tf2=$p
+    [ -z "$tf2_ros" ] && [ -f "$p/include/tf2_ros/tf2_ros/async_buffer_interface.h" ] && tf2_ros=$p/include/tf2_ros
+    [ -z "$ros" ] && [ -d "$p/include/geometry_msgs/geometry_msgs" ] && [ -f "$p/lib/librcutils.so" ] && ros=$p
+  done
+  [ -z "$tf2_ros" ] && tf2_ros=${TF_SHM_ROS_SOURCES:?no tf2_ros headers: set TF_SHM_ROS_SOURCES}/geometry2/tf2_ros/include
+  [ -n "$tf2" ] && [ -n "$ros" ] || { echo "bench: no ROS 2 tf2 / geometry_msgs found" >&2; exit 2; }
+  tf2_cxx=(g++ -std=c++17 -O2 -Wall -Wextra -I$crate/include -isystem "$tf2/include/tf2" -isystem "$tf2_ros")
+  for d in "$ros"/include/*/; do tf2_cxx+=(-isystem "$d"); done
+  tf2_link=("$rel/libtf_shm_c.so" "$tf2/lib/libtf2.so" "$ros/lib/librcutils.so"
+    "-Wl,--disable-new-dtags,-rpath,$rel:$tf2/lib:$ros/lib" -lpthread -lm)
+}
+if [ "${1:-}" = --fanout ]; then
+  cargo build --release -p tf_shm_c
+  find_tf2
+  "${tf2_cxx[@]}" $crate/bench/fanout_consumer.cpp -o "$out/fanout_consumer" "${tf2_link[@]}"
+  exit 0
+fi
+cargo build --release -p tf_shm_c -p tf_shm_c_testkit
 g++ -std=c++17 -O2 -Wall -Wextra -I$crate/include $crate/bench/wrapper_bench.cpp \
   -o "$out/wrapper_bench" "$rel/libtf_shm_c.so" "$rel/libtf_shm_c_testkit.so" "-Wl,-rpath,$rel" \
   -lpthread -lm
@@ -43,19 +68,7 @@ if [ "${1:-}" = --instructions ]; then
 fi
 "$out/wrapper_bench"
 echo
-prefixes="${TF_SHM_TF2_PREFIX:-}:${CMAKE_PREFIX_PATH:-}:${AMENT_PREFIX_PATH:-}"
-tf2= tf2_ros= ros=
-for p in ${prefixes//:/ }; do
-  [ -z "$tf2" ] && [ -f "$p/lib/libtf2.so" ] && [ -d "$p/include/tf2/tf2" ] && tf2=$p
-  [ -z "$tf2_ros" ] && [ -f "$p/include/tf2_ros/tf2_ros/async_buffer_interface.h" ] && tf2_ros=$p/include/tf2_ros
-  [ -z "$ros" ] && [ -d "$p/include/geometry_msgs/geometry_msgs" ] && [ -f "$p/lib/librcutils.so" ] && ros=$p
-done
-[ -z "$tf2_ros" ] && tf2_ros=${TF_SHM_ROS_SOURCES:?no tf2_ros headers: set TF_SHM_ROS_SOURCES}/geometry2/tf2_ros/include
-[ -n "$tf2" ] && [ -n "$ros" ] || { echo "bench: no ROS 2 tf2 / geometry_msgs found" >&2; exit 2; }
-inc=()
-for d in "$ros"/include/*/; do inc+=(-isystem "$d"); done
-g++ -std=c++17 -O2 -Wall -Wextra -I$crate/include -isystem "$tf2/include/tf2" -isystem "$tf2_ros" "${inc[@]}" \
-  $crate/bench/tf2_buffer_bench.cpp -o "$out/tf2_buffer_bench" "$rel/libtf_shm_c.so" \
-  "$rel/libtf_shm_c_testkit.so" "$tf2/lib/libtf2.so" "$ros/lib/librcutils.so" \
-  "-Wl,--disable-new-dtags,-rpath,$rel:$tf2/lib:$ros/lib" -lpthread -lm
+find_tf2
+"${tf2_cxx[@]}" $crate/bench/tf2_buffer_bench.cpp -o "$out/tf2_buffer_bench" \
+  "$rel/libtf_shm_c_testkit.so" "${tf2_link[@]}"
 "$out/tf2_buffer_bench"
