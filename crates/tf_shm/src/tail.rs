@@ -379,6 +379,15 @@ pub fn authority(view: &ArenaView, id: FrameId) -> Result<String, ArenaError> {
     Ok(view.authority(id)?.unwrap_or_default())
 }
 
+/// A key of frame `id`'s [`authority`] in `view`'s arena instance, for a reader that keeps the
+/// text: the text changes only with the key (names are written once), so an unchanged key is
+/// an unchanged authority; 0 when the frame has none.
+///
+/// Errors: [`ArenaError`] when the record is damaged.
+pub fn authority_key(view: &ArenaView, id: FrameId) -> Result<u64, ArenaError> {
+    view.authority_ref(id)
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;

@@ -240,6 +240,12 @@ impl ArenaView {
         self.copy_now().record(id)
     }
 
+    /// Frame `id`'s authority as the record holds it, in the copy the latch names now: a
+    /// reference into the names, which are written once (0: none).
+    pub(crate) fn authority_ref(&self, id: FrameId) -> Result<u64, ArenaError> {
+        Ok(self.record(id)?.authority.load(Ordering::Relaxed))
+    }
+
     /// The arena's clear generation now (bumped by every `clear()`).
     #[inline(always)]
     pub(crate) fn clear_generation(&self) -> u64 {

@@ -2,7 +2,6 @@
 //! each sample as it is written, the arena's clears, across bridge restarts — what
 //! `tf_shm::TransformListener` (include/transform_listener.hpp) feeds a tf2 buffer with.
 
-use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -71,15 +70,24 @@ struct TailState {
     tail: Tail,
     /// Frame names of `names_of`'s arena, NUL-terminated, read once each.
     names: Vec<Option<CString>>,
+    /// Each frame's authority in `names_of`'s arena with its key (`tail::authority_key`),
+    /// read again only when the key changes.
+    authorities: Vec<Option<(u64, CString)>>,
     names_of: Option<ArenaIdentity>,
 }
 
 impl TailState {
-    fn name(&mut self, view: &ArenaView, id: FrameId) -> Result<*const c_char, Fail> {
+    /// Forgets what was read of another arena instance than `view`'s.
+    fn of(&mut self, view: &ArenaView) {
         if self.names_of != Some(view.identity()) {
             self.names_of = Some(view.identity());
             self.names.clear();
+            self.authorities.clear();
         }
+    }
+
+    fn name(&mut self, view: &ArenaView, id: FrameId) -> Result<*const c_char, Fail> {
+        self.of(view);
         let i = id as usize;
         if self.names.len() <= i {
             self.names.resize(i + 1, None);
@@ -91,6 +99,25 @@ impl TailState {
         Ok(self.names[i]
             .as_deref()
             .map_or(EMPTY.as_ptr().cast(), |c| c.as_ptr()))
+    }
+}
+
+impl TailState {
+    /// Frame `id`'s authority (its newest sample's), NUL-terminated.
+    fn authority(&mut self, view: &ArenaView, id: FrameId) -> Result<*const c_char, Fail> {
+        self.of(view);
+        let key = tail::authority_key(view, id)?;
+        let i = id as usize;
+        if self.authorities.len() <= i {
+            self.authorities.resize(i + 1, None);
+        }
+        match &self.authorities[i] {
+            Some((k, _)) if *k == key => {}
+            _ => self.authorities[i] = Some((key, c_string(&tail::authority(view, id)?))),
+        }
+        Ok(self.authorities[i]
+            .as_ref()
+            .map_or(EMPTY.as_ptr().cast(), |(_, c)| c.as_ptr()))
     }
 }
 
@@ -136,6 +163,7 @@ pub unsafe extern "C" fn tf_shm_tail_new(
                 state: Mutex::new(TailState {
                     tail: Tail::new(),
                     names: Vec::new(),
+                    authorities: Vec::new(),
                     names_of: None,
                 }),
             })
@@ -200,23 +228,20 @@ pub unsafe extern "C" fn tf_shm_tail_poll(
                 unsafe { f(ctx, &item) };
                 counts.clears += 1;
             }
-            let mut authorities: HashMap<FrameId, CString> = HashMap::new();
             let items = arrived
                 .statics
                 .iter()
                 .map(|s| (s, true))
                 .chain(arrived.dynamic.iter().map(|s| (s, false)));
             for (&(child, s), is_static) in items {
-                if let std::collections::hash_map::Entry::Vacant(e) = authorities.entry(child) {
-                    e.insert(c_string(&tail::authority(&view, child)?));
-                }
                 let parent = st.name(&view, s.parent)?;
                 let child_name = st.name(&view, child)?;
+                let authority = st.authority(&view, child)?;
                 let item = tf_shm_tail_item {
                     kind: TF_SHM_TAIL_SAMPLE,
                     parent,
                     child: child_name,
-                    authority: authorities[&child].as_ptr(),
+                    authority,
                     transform: tf_shm_transform_stamped {
                         stamp_ns: s.stamp,
                         translation: s.transform.translation,

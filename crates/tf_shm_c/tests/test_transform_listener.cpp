@@ -41,14 +41,15 @@ static int owner_main(const char * dir, const char * name)
   std::fflush(stdout);
   char line[512];
   while (std::fgets(line, sizeof line, stdin)) {
-    char parent[128], child[128];
+    char authority[128], parent[128], child[128];
     long long stamp;
     double t[3], q[4];
     int st;
-    if (line[0] == 's' && std::sscanf(line, "s %127s %127s %lld %la %la %la %la %la %la %la %d",
-        parent, child, &stamp, &t[0], &t[1], &t[2], &q[0], &q[1], &q[2], &q[3], &st) == 11)
+    if (line[0] == 's' &&
+      std::sscanf(line, "s %127s %127s %127s %lld %la %la %la %la %la %la %la %d", authority,
+      parent, child, &stamp, &t[0], &t[1], &t[2], &q[0], &q[1], &q[2], &q[3], &st) == 12)
     {
-      if (tf_shm_testkit_set(o, parent, child, stamp, t, q, st) != 0) {return 3;}
+      if (tf_shm_testkit_set_by(o, authority, parent, child, stamp, t, q, st) != 0) {return 3;}
     } else if (line[0] == 'c') {
       tf_shm_testkit_clear(o);
     } else if (line[0] == 'k') {
@@ -147,8 +148,11 @@ struct Feed
     // test is about. Interpolation between them still gives general values.
     static const double rotations[4][4] = {{0, 0, 0, 1}, {0, 0, 1, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}};
     const double * q = rotations[std::lround(yaw * 10) % 4];
-    std::snprintf(cmd, sizeof cmd, "s %s %s %lld %a %a %a %a %a %a %a %d", parent, child,
-      (long long)stamp, x, y, 0.0, q[0], q[1], q[2], q[3], is_static ? 1 : 0);
+    // Two publishers taking turns on a frame (the arena keeps each frame's newest one): the
+    // listener must hand tf2 each sample's, not one it read before.
+    const char * authority = (stamp / MS) % 3 == 1 ? "/other_publisher" : "testkit";
+    std::snprintf(cmd, sizeof cmd, "s %s %s %s %lld %a %a %a %a %a %a %a %d", authority, parent,
+      child, (long long)stamp, x, y, 0.0, q[0], q[1], q[2], q[3], is_static ? 1 : 0);
     send(*owner, cmd);
     geometry_msgs::msg::TransformStamped m;
     m.header.stamp = tf_shm::toMsg(tf_shm::fromNs(stamp));
@@ -160,7 +164,7 @@ struct Feed
     m.transform.rotation.y = q[1];
     m.transform.rotation.z = q[2];
     m.transform.rotation.w = q[3];
-    direct->setTransform(m, "testkit", is_static);
+    direct->setTransform(m, authority, is_static);
     written++;
   }
   void clear()

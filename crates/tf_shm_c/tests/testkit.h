@@ -10,6 +10,9 @@ typedef struct TestOwner TestOwner;
 TestOwner *tf_shm_testkit_serve(const char *runtime_dir, const char *name, int64_t cache_time_ns);
 int tf_shm_testkit_set(TestOwner *owner, const char *parent, const char *child, int64_t stamp_ns,
                        const double t[3], const double q[4], int is_static);
+int tf_shm_testkit_set_by(TestOwner *owner, const char *authority, const char *parent,
+                          const char *child, int64_t stamp_ns, const double t[3],
+                          const double q[4], int is_static);
 void tf_shm_testkit_clear(TestOwner *owner);
 void tf_shm_testkit_close(TestOwner *owner);
 int tf_shm_testkit_reference(TestOwner *owner, const char *kind, const char *target, int64_t time_ns,

@@ -59,8 +59,8 @@ pub unsafe extern "C" fn tf_shm_testkit_serve(
     .unwrap_or(std::ptr::null_mut())
 }
 
-/// Writes one transform (`T_parent_child`, quaternion x, y, z, w); 0 on success, -1 on a
-/// refusal (printed).
+/// Writes one transform (`T_parent_child`, quaternion x, y, z, w) with the authority
+/// "testkit"; 0 on success, -1 on a refusal (printed).
 ///
 /// # Safety
 /// `owner` from [`tf_shm_testkit_serve`]; strings NUL-terminated; `t` 3 and `q` 4 doubles.
@@ -74,11 +74,43 @@ pub unsafe extern "C" fn tf_shm_testkit_set(
     q: *const f64,
     is_static: i32,
 ) -> i32 {
+    // SAFETY: by the caller's contract.
+    unsafe {
+        tf_shm_testkit_set_by(
+            owner,
+            c"testkit".as_ptr(),
+            parent,
+            child,
+            stamp_ns,
+            t,
+            q,
+            is_static,
+        )
+    }
+}
+
+/// [`tf_shm_testkit_set`] with the authority (publisher) `authority`.
+///
+/// # Safety
+/// As [`tf_shm_testkit_set`].
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_set_by(
+    owner: *mut TestOwner,
+    authority: *const c_char,
+    parent: *const c_char,
+    child: *const c_char,
+    stamp_ns: i64,
+    t: *const f64,
+    q: *const f64,
+    is_static: i32,
+) -> i32 {
     catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: by the caller's contract.
-        let (o, parent, child, t, q) = unsafe {
+        let (o, authority, parent, child, t, q) = unsafe {
             (
                 &mut (*owner).0,
+                s(authority),
                 s(parent),
                 s(child),
                 std::slice::from_raw_parts(t, 3),
@@ -92,7 +124,7 @@ pub unsafe extern "C" fn tf_shm_testkit_set(
             translation: [t[0], t[1], t[2]],
             rotation: [q[0], q[1], q[2], q[3]],
         };
-        match o.writer().set_transform(&input, "testkit", is_static != 0) {
+        match o.writer().set_transform(&input, authority, is_static != 0) {
             Ok(_) => 0,
             Err(e) => {
                 eprintln!("tf_shm_testkit_set: {e}");
