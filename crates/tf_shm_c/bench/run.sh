@@ -8,6 +8,8 @@
 # With --instructions, instead counts the instructions of one lookup of each wrapper_bench arm
 # under callgrind (load-independent): the difference of a run of 20 000 and one of 10 000
 # lookups, divided by 10 000.
+# With --tail, instead counts the instructions of tf_shm_tail_poll per transform
+# (bench/tail_bench.c, callgrind inclusive: 400 messages of 50 transforms minus 200).
 # With --fanout, only builds bench/fanout_consumer.cpp (scripts/fanout.sh's C++ arms CL and CT)
 # into $out/fanout_consumer, against the same tf2 as tf2_buffer_bench, and runs nothing.
 set -euo pipefail
@@ -43,6 +45,22 @@ cargo build --release -p tf_shm_c -p tf_shm_c_testkit
 g++ -std=c++17 -O2 -Wall -Wextra -I$crate/include $crate/bench/wrapper_bench.cpp \
   -o "$out/wrapper_bench" "$rel/libtf_shm_c.so" "$rel/libtf_shm_c_testkit.so" "-Wl,-rpath,$rel" \
   -lpthread -lm
+if [ "${1:-}" = --tail ]; then
+  gcc -std=c11 -O2 -Wall -Wextra -I$crate/include -I$crate/tests $crate/bench/tail_bench.c \
+    -o "$out/tail_bench" "$rel/libtf_shm_c.so" "$rel/libtf_shm_c_testkit.so" \
+    "-Wl,-rpath,$rel" -lpthread -lm
+  ir() {
+    local f
+    f=$(mktemp)
+    valgrind --tool=callgrind --callgrind-out-file="$f" "$out/tail_bench" "$1" >/dev/null 2>&1
+    callgrind_annotate --inclusive=yes "$f" 2>/dev/null |
+      awk '/tf_shm_tail_poll / {gsub(",", "", $1); print $1; exit}'
+    rm -f "$f"
+  }
+  a=$(ir 200) b=$(ir 400)
+  echo "tf_shm_tail_poll: $(( (b - a) / 10000 )) instructions per transform (callgrind)"
+  exit 0
+fi
 if [ "${1:-}" = --instructions ]; then
   ir() {
     local f
