@@ -646,6 +646,39 @@ def test_spin_thread_spins_the_node_and_shuts_down(ros, arena, package):
         node.destroy_node()
 
 
+@pytest.mark.parametrize("package", ["tf2_ros", "tf_shm"])
+def test_a_remapped_tf_topic_is_named_and_tf_shm_says_it_does_not_serve_it(
+    ros, arena, package, capfd
+):
+    """tf2_ros's listener subscribes to the node's remapped /tf; tf_shm's reads the arena,
+    which holds what its bridge subscribes to: its stand-ins carry the remapped names and it
+    says so at error level rather than answering another tree silently."""
+    mod = importlib.import_module(package)
+    node = rclpy.create_node(
+        f"remapped_{package}",
+        cli_args=["--ros-args", "-r", "/tf:=/robot1/tf", "-r", "/tf_static:=/robot1/tf_static"],
+        use_global_arguments=False,
+    )
+    try:
+        listener = mod.TransformListener(mod.Buffer(), node)
+        assert listener.tf_sub.topic_name == "/robot1/tf"
+        assert listener.tf_static_sub.topic_name == "/robot1/tf_static"
+        said = capfd.readouterr().err
+        if package == "tf_shm":
+            assert "tf_shm: this node subscribes to TF as /robot1/tf and /robot1/tf_static" in said
+            assert "tf_topic:=/robot1/tf" in said
+        else:
+            assert "tf_shm" not in said
+        listener.unregister()
+        # Not remapped: nothing said.
+        plain = rclpy.create_node(f"plain_{package}", use_global_arguments=False)
+        mod.TransformListener(mod.Buffer(), plain).unregister()
+        assert "remapped" not in capfd.readouterr().err
+        plain.destroy_node()
+    finally:
+        node.destroy_node()
+
+
 @pytest.mark.parametrize("kind", ["TransformBroadcaster", "StaticTransformBroadcaster"])
 def test_broadcasters_publish_as_tf2_ros(ros, kind):
     import tf_shm

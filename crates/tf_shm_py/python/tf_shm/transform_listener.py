@@ -49,6 +49,35 @@ def _qos(given: Any, transient: bool) -> Any:
     return given
 
 
+def _resolved(node: Any, topic: str) -> str:
+    """``topic`` as ``node`` would subscribe to it (its namespace and remaps applied), as the
+    topic name of tf2_ros's subscription reads."""
+    resolve = getattr(node, "resolve_topic_name", None)
+    if resolve is None:
+        return topic
+    name = resolve(topic)
+    return name if isinstance(name, str) else topic
+
+
+def _say_remapped(node: Any, tf: str, tf_static: str) -> None:
+    """A node whose /tf or /tf_static is remapped would hear another tree through tf2_ros;
+    the arena holds what its bridge subscribes to, which this process cannot see: said once,
+    at error level, as reading the wrong robot's tree must not pass silently."""
+    if (tf, tf_static) == ("/tf", "/tf_static"):
+        return
+    logger = getattr(node, "get_logger", None)
+    if logger is None:
+        return
+    logger().error(
+        f"tf_shm: this node subscribes to TF as {tf} and {tf_static} (remapped), but "
+        "tf_shm.Buffer answers from the arena it opened (TF_SHM_NAME, default 'default'), "
+        "which holds what that arena's tf_shm_bridge subscribes to (its tf_topic and "
+        "tf_static_topic parameters, /tf and /tf_static by default), not these topics. Run a "
+        f"bridge with tf_topic:={tf} tf_static_topic:={tf_static} and its own arena_name, and "
+        "this node with TF_SHM_NAME set to it; or run this node without TF_SHM_TF2_ROS."
+    )
+
+
 class TransformListener:
     """tf2_ros's ``TransformListener(buffer, node, *, spin_thread=False, qos=None,
     static_qos=None)``.
@@ -57,7 +86,10 @@ class TransformListener:
       futures' wake-ups (a guard condition in :attr:`group`), when the buffer had none.
     * ``group``: a ``ReentrantCallbackGroup``, as tf2_ros's.
     * ``tf_sub`` / ``tf_static_sub``: :class:`BridgeSubscription` s (no DDS subscription: the
-      bridge listens for every process) with the QoS tf2_ros would subscribe with.
+      bridge listens for every process) with the topic names (the node's namespace and remaps
+      applied) and QoS tf2_ros would subscribe with. A node whose /tf or /tf_static is
+      remapped gets an error log: the arena holds what its bridge subscribes to, not the
+      remapped topics (see the log's text).
     * ``spin_thread=True``: as tf2_ros, the *node* is spun on a dedicated thread
       (``dedicated_listener_thread``) by its own ``SingleThreadedExecutor`` (``executor``), so
       its timers, subscriptions and services run there; both attributes exist only then, as in
@@ -87,10 +119,12 @@ class TransformListener:
             from tf2_msgs.msg import TFMessage
         except ImportError:
             TFMessage = None
-        self.tf_sub = BridgeSubscription("/tf", _qos(qos, False), TFMessage, self.group)
+        tf, tf_static = _resolved(node, "/tf"), _resolved(node, "/tf_static")
+        self.tf_sub = BridgeSubscription(tf, _qos(qos, False), TFMessage, self.group)
         self.tf_static_sub = BridgeSubscription(
-            "/tf_static", _qos(static_qos, True), TFMessage, self.group
+            tf_static, _qos(static_qos, True), TFMessage, self.group
         )
+        _say_remapped(node, tf, tf_static)
         use_node = getattr(buffer, "_use_node", None)
         if use_node is not None and node is not None:
             use_node(node, self.group)
