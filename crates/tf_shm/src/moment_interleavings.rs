@@ -59,6 +59,27 @@ fn set_hook(hook: &'static Hook, f: Option<Box<dyn FnMut()>>) {
     hook.with(|h| *h.borrow_mut() = f);
 }
 
+/// Whether `v`'s writer is between moments (latch even): readers then see its last moment
+/// published, else the moment before the one being written.
+fn published(v: &ArenaView) -> bool {
+    v.header().latch.load(crate::sync::Ordering::Relaxed) & 1 == 0
+}
+
+/// Makes the reader hook write `change` with `w` (which it then owns) at the reader's `k`-th
+/// read.
+fn change_at_read(w: ArenaWriter, change: fn(&mut ArenaWriter), k: usize) {
+    let (w, at) = (RefCell::new(w), Cell::new(0));
+    set_hook(
+        &READER_HOOK,
+        Some(Box::new(move || {
+            if at.get() == k {
+                change(&mut w.borrow_mut());
+            }
+            at.set(at.get() + 1);
+        })),
+    );
+}
+
 /// How many steps of `hook` (the writer's stores or the reader's reads) `run` makes.
 fn steps_of(hook: &'static Hook, run: impl FnOnce()) -> usize {
     let n = Rc::new(Cell::new(0));
@@ -234,7 +255,7 @@ fn writer_paused(class: &Class, qs: &[Query], before: &[String], after: &[String
                 // While the writer changes copy 0 (latch odd) every query answers the moment
                 // before, from copy 1; once the moment is published (latch even), the moment
                 // itself: at once, in one attempt — nothing waits for the paused writer.
-                let published = v2.header().latch.load(crate::sync::Ordering::Relaxed) & 1 == 0;
+                let published = published(&v2);
                 let expected = if published { &a2[i] } else { &b2[i] };
                 let checked = crate::moment::try_once(&v2.header().latch, |_| walk_on(&v2, q));
                 assert_eq!(
@@ -281,18 +302,8 @@ fn reader_paused(class: &Class, qs: &[Query], before: &[String], after: &[String
                     // The pair's first lookup (and a kept answer) before the change.
                     public(&v, q, &mut pair);
                 }
-                let change = class.change;
                 // The hook owns the writer for the query's duration.
-                let (hw, hs) = (RefCell::new(w), Cell::new(0));
-                set_hook(
-                    &READER_HOOK,
-                    Some(Box::new(move || {
-                        if hs.get() == k {
-                            change(&mut hw.borrow_mut());
-                        }
-                        hs.set(hs.get() + 1);
-                    })),
-                );
+                change_at_read(w, class.change, k);
                 let r = if checked {
                     public(&v, q, &mut pair)
                 } else {
@@ -510,7 +521,7 @@ fn overtaken(change: fn(&mut ArenaWriter), source: &'static str, time: i64, reso
             let first = format!("{:?}", v.lookup_pair(&mut pair, time));
             set_hook(&READER_HOOK, None);
             let again = format!("{:?}", v.lookup_pair(&mut pair, time));
-            let published = v.header().latch.load(crate::sync::Ordering::Relaxed) & 1 == 0;
+            let published = published(&v);
             let expected = if published { &after } else { &before };
             assert_eq!(
                 (&first, &again),
@@ -583,7 +594,7 @@ fn hold_check(new_setup: fn(&mut ArenaWriter), change: fn(&mut ArenaWriter)) {
         &WRITER_HOOK,
         Some(Box::new(move || {
             steps2.set(steps2.get() + 1);
-            let published = new.header().latch.load(crate::sync::Ordering::Relaxed) & 1 == 0;
+            let published = published(&new);
             let expected = if published { &after2 } else { &before2 };
             for (i, q) in qs2.iter().enumerate() {
                 assert_eq!(
@@ -615,16 +626,7 @@ fn hold_check(new_setup: fn(&mut ArenaWriter), change: fn(&mut ArenaWriter)) {
             let (w, new) = new_arena();
             let hold = HandoverStore::new(old.clone(), new).unwrap();
             assert_eq!(tf2_query(&hold, q), before[i], "{q:?}");
-            let (hw, at) = (RefCell::new(w), Cell::new(0));
-            set_hook(
-                &READER_HOOK,
-                Some(Box::new(move || {
-                    if at.get() == k {
-                        change(&mut hw.borrow_mut());
-                    }
-                    at.set(at.get() + 1);
-                })),
-            );
+            change_at_read(w, change, k);
             let r = tf2_query(&hold, q);
             set_hook(&READER_HOOK, None);
             assert!(

@@ -5,8 +5,9 @@
 //! at one moment are tested against tf2's elsewhere (`tests/handover_store.rs`); this holds
 //! them to one moment while the hold keeps its copies of the new histories between moments.
 //!
-//! Real threads, one writer and two readers on one hold; the new arena fills as a new bridge's
-//! does: frames created one message at a time (a frame first seen as a parent), then ticks of
+//! Real threads, a writer and [`READERS`] reader on one hold (the writer waits, never long,
+//! for a read to begin inside each moment, so reads overlap moments however the threads are
+//! scheduled); the new arena fills as a new bridge's does: frames created one message at a time (a frame first seen as a parent), then ticks of
 //! one message each (some split in two), a static re-published, a frame only the new arena
 //! has. The reference replays the writer's moments into a second arena and asks a fresh hold
 //! at each moment a read could have seen.
@@ -288,7 +289,7 @@ fn round() -> (usize, usize, Vec<String>) {
     // The hold's answers at each moment, on a fresh hold over a replay of the new arena.
     let (mut replay, replayed) = arena();
     let mut matched = vec![false; reads.len()];
-    let (mut racing, mut first) = (0, 0);
+    let mut racing = 0;
     for p in 0..=moments.len() {
         if p > 0 {
             write(&mut replay, &moments[p - 1]);
@@ -309,14 +310,11 @@ fn round() -> (usize, usize, Vec<String>) {
         }
     }
     let mut failures = Vec::new();
-    for (i, r) in reads.iter().enumerate() {
+    for (r, matched) in reads.iter().zip(&matched) {
         if r.hi > r.lo {
             racing += 1;
         }
-        if !matched[i] {
-            if first == 0 {
-                first = i;
-            }
+        if !matched {
             failures.push(format!(
                 "{:?} in moments [{}, {}]: {}",
                 qs[r.q], r.lo, r.hi, r.answer
