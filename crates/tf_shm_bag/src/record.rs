@@ -133,7 +133,8 @@ impl Recorder {
     /// Errors: as [`Recorder::poll`].
     pub fn poll_buffer(&mut self, buffer: &Buffer, now: u64) -> Result<PollStats, RecordError> {
         let (view, alive) = receiving(buffer);
-        let lost = view.stats().messages_lost;
+        let arena_stats = view.stats();
+        let lost = arena_stats.messages_lost;
         // The first arena's earlier losses are not the recording's; a later arena began
         // during it, so all of its are.
         let base = if self.intake.is_empty() { lost } else { 0 };
@@ -143,7 +144,7 @@ impl Recorder {
             .1 = lost;
         let owner = self
             .owner
-            .observe(view.identity(), alive, now, || view.stats().owner_pid);
+            .observe(view.identity(), alive, now, || arena_stats.owner_pid);
         let mut stats = PollStats {
             owner,
             ..PollStats::default()

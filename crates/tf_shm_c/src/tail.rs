@@ -100,9 +100,7 @@ impl TailState {
             .as_deref()
             .map_or(EMPTY.as_ptr().cast(), |c| c.as_ptr()))
     }
-}
 
-impl TailState {
     /// Frame `id`'s authority (its newest sample's), NUL-terminated.
     fn authority(&mut self, view: &ArenaView, id: FrameId) -> Result<*const c_char, Fail> {
         self.of(view);
