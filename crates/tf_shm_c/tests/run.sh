@@ -2,7 +2,7 @@
 # The C and C++ tests of tf_shm_c: checks that include/tf_shm.h is what cbindgen generates from
 # src/, then builds tests/test_c.c, tests/test_cpp.cpp, tests/test_geometry_msgs.cpp (against
 # geometry_msgs' headers from AMENT_PREFIX_PATH), tests/test_tf2_buffer.cpp and
-# tests/test_transform_listener.cpp (against ROS 2 Jazzy's real libtf2 and tf2's headers from a
+# tests/test_transform_listener.cpp, tests/test_racing.cpp (against ROS 2 Jazzy's real libtf2 and tf2's headers from a
 # prefix of $TF_SHM_TF2_PREFIX / CMAKE_PREFIX_PATH / AMENT_PREFIX_PATH, as find_package(tf2) finds them, and tf2_ros's headers: installed, else
 # $TF_SHM_ROS_SOURCES/geometry2/tf2_ros/include), with gcc and clang under ASan and UBSan
 # against the release build of libtf_shm_c (and the test-only testkit), and runs them. All of
@@ -92,4 +92,8 @@ for cc in gcc clang; do
   $cxx -std=c++17 -Wall -Wextra -Werror "${san[@]}" "${inc[@]}" "${ros_inc[@]}" \
     $crate/tests/test_transform_listener.cpp -o "$out/test_transform_listener_$cc" "${tf2_args[@]}" "${libs[@]}"
   "$out/test_transform_listener_$cc"
+  echo "--- lookups racing the writer answer from one moment (C ABI paths, tf_shm::Tf2Buffer), $cxx, ASan + UBSan"
+  $cxx -std=c++17 -Wall -Wextra -Werror "${san[@]}" "${inc[@]}" "${ros_inc[@]}" \
+    $crate/tests/test_racing.cpp -o "$out/test_racing_$cc" "${tf2_args[@]}" "${libs[@]}" -pthread
+  "$out/test_racing_$cc"
 done

@@ -13,6 +13,17 @@ int tf_shm_testkit_set(TestOwner *owner, const char *parent, const char *child, 
 int tf_shm_testkit_set_by(TestOwner *owner, const char *authority, const char *parent,
                           const char *child, int64_t stamp_ns, const double t[3],
                           const double q[4], int is_static);
+/* One transform of tf_shm_testkit_set_batch. */
+typedef struct tf_shm_testkit_transform {
+  const char *parent;
+  const char *child;
+  int64_t stamp_ns;
+  double t[3];
+  double q[4];
+  int is_static;
+} tf_shm_testkit_transform;
+/* n transforms as one message (one moment: readers see all of them or none). */
+int tf_shm_testkit_set_batch(TestOwner *owner, const tf_shm_testkit_transform *items, size_t n);
 void tf_shm_testkit_clear(TestOwner *owner);
 void tf_shm_testkit_close(TestOwner *owner);
 int tf_shm_testkit_reference(TestOwner *owner, const char *kind, const char *target, int64_t time_ns,

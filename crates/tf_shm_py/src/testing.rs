@@ -87,6 +87,34 @@ impl Arena {
         })
     }
 
+    /// Several transforms as one message (one `ArenaWriter::batch`: readers see all of them or
+    /// none), each `(parent, child, stamp_ns, translation, rotation)`, dynamic, authority
+    /// "test"; raises `ValueError` with the engine's text of the first refused (the others are
+    /// stored).
+    fn set_transforms(
+        &self,
+        items: Vec<(String, String, i64, [f64; 3], [f64; 4])>,
+    ) -> PyResult<()> {
+        self.with(|o| {
+            o.writer().batch(|w| {
+                let mut first_error = None;
+                for (parent, child, stamp, translation, rotation) in &items {
+                    let input = TransformInput {
+                        frame_id: parent,
+                        child_frame_id: child,
+                        stamp: *stamp,
+                        translation: *translation,
+                        rotation: *rotation,
+                    };
+                    if let Err(e) = w.set_transform(&input, "test", false) {
+                        first_error.get_or_insert(e.to_string());
+                    }
+                }
+                first_error.map_or(Ok(()), |e| Err(PyValueError::new_err(e)))
+            })
+        })
+    }
+
     /// tf2's `clear()` on the arena.
     fn clear(&self) -> PyResult<()> {
         self.with(|o| {

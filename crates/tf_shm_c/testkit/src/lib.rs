@@ -135,6 +135,55 @@ pub unsafe extern "C" fn tf_shm_testkit_set_by(
     .unwrap_or(-1)
 }
 
+/// One transform of [`tf_shm_testkit_set_batch`] (C: `tf_shm_testkit_transform`).
+#[repr(C)]
+pub struct TestTransform {
+    pub parent: *const c_char,
+    pub child: *const c_char,
+    pub stamp_ns: i64,
+    pub t: [f64; 3],
+    pub q: [f64; 4],
+    pub is_static: i32,
+}
+
+/// Writes `n` transforms as one message does (one `ArenaWriter::batch`: readers see all of
+/// them or none), authority "testkit"; 0 when all were stored, -1 when one was refused
+/// (printed; the others are stored).
+///
+/// # Safety
+/// `owner` from [`tf_shm_testkit_serve`]; `items` `n` transforms with NUL-terminated names.
+#[no_mangle]
+pub unsafe extern "C" fn tf_shm_testkit_set_batch(
+    owner: *mut TestOwner,
+    items: *const TestTransform,
+    n: usize,
+) -> i32 {
+    catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: by the caller's contract.
+        let (o, items) = unsafe { (&mut (*owner).0, std::slice::from_raw_parts(items, n)) };
+        o.writer().batch(|w| {
+            let mut rc = 0;
+            for it in items {
+                // SAFETY: by the caller's contract.
+                let (parent, child) = unsafe { (s(it.parent), s(it.child)) };
+                let input = TransformInput {
+                    frame_id: parent,
+                    child_frame_id: child,
+                    stamp: it.stamp_ns,
+                    translation: it.t,
+                    rotation: it.q,
+                };
+                if let Err(e) = w.set_transform(&input, "testkit", it.is_static != 0) {
+                    eprintln!("tf_shm_testkit_set_batch: {e}");
+                    rc = -1;
+                }
+            }
+            rc
+        })
+    }))
+    .unwrap_or(-1)
+}
+
 /// tf2's `clear()` of the arena (what the bridge does when the data's clock jumps back).
 ///
 /// # Safety
