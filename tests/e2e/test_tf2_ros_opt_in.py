@@ -30,6 +30,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -609,3 +610,116 @@ def test_node_whose_tf_shm_cannot_load_runs_on_tf2_ros_listener(run, venvs):
     log = node.log.read_text()
     assert log.count(HOOK_WARNING) == 1, log
     assert _frames(log)["sonar_2"] == "platform"
+
+
+# -- tf2_ros's own listener test, unmodified: spin_once() returns when data arrives ----------
+
+LISTENER_TEST = "geometry2/tf2_ros_py/test/test_listener_and_broadcaster.py"
+# Its tests against a fresh tf2_ros Buffer, on tf_shm's one history per host.
+LISTENER_TEST_DIFFERS = {
+    # foo <- bar at 1 s, broadcast by the test before, is in the host's history: the lookup
+    # at 0.4 s interpolates between 0.3 s and 1 s where a fresh tf2_ros Buffer, holding only
+    # 0.2 s and 0.3 s, extrapolates into the future.
+    "TestBroadcasterAndListener::test_extrapolation_exception": "one history per host",
+}
+
+
+# Beside the unmodified test: its broadcasts go to the bridge, another DDS participant, which
+# must have matched the test node's /tf publisher before the first one (tf2_ros's in-process
+# listener hears them at once; /tf is volatile, so a message sent before is the bridge's loss).
+LISTENER_TEST_CONFTEST = """
+import time
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def bridge_matched(request):
+    cls = request.cls
+    if cls is not None and not getattr(cls, "_bridge_matched", False):
+        node, pub = cls.node, cls.broadcaster.pub_tf
+        deadline = time.monotonic() + 30
+        while True:
+            subs = node.get_subscriptions_info_by_topic("/tf")
+            bridge = any(i.node_name == "tf_shm_bridge" for i in subs)
+            if bridge and pub.get_subscription_count() >= len(subs):
+                break
+            assert time.monotonic() < deadline, "the bridge never matched the test's /tf"
+            time.sleep(0.02)
+        cls._bridge_matched = True
+    yield
+"""
+
+
+def test_tf2_ros_listener_test_runs_opted_in_and_spin_once_returns(run, venvs, tmp_path):
+    """geometry2's ``tf2_ros_py/test/test_listener_and_broadcaster.py``, unmodified, run by
+    pytest plain and with TF_SHM_TF2_ROS=1 against a live bridge. Each of its tests
+    broadcasts and then calls ``executor.spin_once()`` without a timeout, which returns once
+    tf2_ros's listener subscription has run: opted in, the node has no /tf subscription, and
+    spin_once returns because tf_shm's listener triggers the node's guard condition when the
+    bridge stores the message (a hang here is the failure). Outcomes compared per test. A
+    conftest beside it waits, before the first test, for the bridge to match the test's /tf
+    publisher (see LISTENER_TEST_CONFTEST): in both runs, so they see the same graph."""
+    sources = os.environ.get("TF_SHM_ROS_SOURCES")
+    assert sources, "TF_SHM_ROS_SOURCES (the ROS 2 Jazzy sources) is not set"
+    src = Path(sources) / LISTENER_TEST
+    run.bridge()
+    wait_for(
+        "the bridge to serve",
+        lambda: (run.dir / "rt").exists() and any((run.dir / "rt").iterdir()),
+        20,
+        run,
+    )
+    results = {}
+    for hook in (None, "1"):
+        work = tmp_path / f"hook{hook}"
+        work.mkdir()
+        (work / src.name).write_text(src.read_text())
+        (work / "conftest.py").write_text(LISTENER_TEST_CONFTEST)
+        junit = work / "junit.xml"
+        try:
+            r = subprocess.run(
+                [
+                    *run.netns,
+                    venvs["good"],
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    f"--junitxml={junit}",
+                    "-o",
+                    "junit_family=xunit1",
+                    # A hang (spin_once never returning) prints every thread's stack, then fails.
+                    "-o",
+                    "faulthandler_timeout=30",
+                    src.name,
+                ],
+                cwd=work,
+                env=_env(run.env, hook),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as e:
+            pytest.fail(
+                f"hook {hook}: the test hung (spin_once?)\n{e.stdout}\n{e.stderr}\n{run.logs()}"
+            )
+        assert junit.exists(), f"hook {hook}: no test ran\n{r.stdout}\n{r.stderr}\n{run.logs()}"
+        out = {}
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            name = f"{case.get('classname').split('.')[-1]}::{case.get('name')}"
+            kinds = [c.tag for c in case if c.tag in ("failure", "error", "skipped")]
+            out[name] = kinds[0] if kinds else "passed"
+        results[hook] = (out, r.stdout + r.stderr)
+    plain, (hooked, log) = results[None][0], results["1"]
+    assert plain and set(plain) == set(hooked), (plain, hooked)
+    assert all(v == "passed" for v in plain.values()), results[None][1]
+    wrong = {
+        t: f"{hooked[t]} opted in, {plain[t]} on tf2_ros"
+        for t in plain
+        if t not in LISTENER_TEST_DIFFERS and hooked[t] != plain[t]
+    }
+    assert not wrong, f"{wrong}\n{log}\n{run.logs()}"
+    assert sum(v == "passed" for v in hooked.values()) >= 2, log

@@ -123,6 +123,18 @@ impl<'a> RingWriter<'a> {
         self.ring.header.generation.load(Ordering::Relaxed)
     }
 
+    /// Loads what the next insert reads first (the oldest and the newest stamp, the next
+    /// slot's sequence word) and returns a word of them: see [`crate::writer`]'s `warm_up`.
+    pub(crate) fn touch(&self) -> u64 {
+        let (t, h) = (self.tail(), self.head());
+        let m = self.mask();
+        let stamp = |i: u64| self.ring.stamps[(i & m) as usize].load(Ordering::Relaxed) as u64;
+        let seq = self.ring.slots[(h & m) as usize]
+            .seq
+            .load(Ordering::Relaxed);
+        stamp(t) ^ stamp(h.wrapping_sub(1)) ^ seq
+    }
+
     /// The writer's own view of the history (no race: nobody else writes).
     pub(crate) fn history(&self) -> WriterHistory<'a> {
         WriterHistory {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -194,6 +194,30 @@ impl NativeBuffer {
     #[getter]
     fn cache_time_ns(&self) -> i64 {
         self.inner.view().cache_time_ns()
+    }
+
+    /// A token of the data the buffer receives: (arena swaps, samples stored + clears of the
+    /// arena that receives). It moves with every transform the bridge stores, every clear and
+    /// every bridge restart followed; for [`NativeBuffer::wait_for_data`].
+    fn data_token(&self) -> (u64, u64) {
+        let s = self.inner.receiving_view().stats();
+        (
+            self.inner.arena_swaps(),
+            s.accepted_total.wrapping_add(s.clears_total),
+        )
+    }
+
+    /// Sleeps on the arena's futex (GIL released, no polling) until [`NativeBuffer::data_token`]
+    /// differs from `since` or `timeout` s have passed; returns the token then.
+    fn wait_for_data(&self, py: Python<'_>, since: (u64, u64), timeout: f64) -> (u64, u64) {
+        let deadline = Instant::now() + Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
+        py.detach(|| {
+            self.inner.wait_while(|| {
+                let left = deadline.saturating_duration_since(Instant::now());
+                (self.data_token() == since && !left.is_zero()).then_some(left)
+            })
+        });
+        self.data_token()
     }
 
     /// How many times the buffer followed the bridge to a new arena (0 until a restart).
