@@ -11,6 +11,9 @@ use tf_shm::{ArenaConfig, Owner, Serve};
 
 use crate::errors::OpenError;
 
+/// One transform of [`Arena::set_transforms`]: (parent, child, stamp ns, translation, rotation).
+type BatchItem = (String, String, i64, [f64; 3], [f64; 4]);
+
 /// The owner of a fresh arena in `runtime_dir` (its rendezvous directory), domain `domain`.
 #[pyclass(frozen, module = "tf_shm._native")]
 pub struct Arena {
@@ -91,10 +94,7 @@ impl Arena {
     /// none), each `(parent, child, stamp_ns, translation, rotation)`, dynamic, authority
     /// "test"; raises `ValueError` with the engine's text of the first refused (the others are
     /// stored).
-    fn set_transforms(
-        &self,
-        items: Vec<(String, String, i64, [f64; 3], [f64; 4])>,
-    ) -> PyResult<()> {
+    fn set_transforms(&self, items: Vec<BatchItem>) -> PyResult<()> {
         self.with(|o| {
             o.writer().batch(|w| {
                 let mut first_error = None;
