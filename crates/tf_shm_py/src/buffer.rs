@@ -3,7 +3,7 @@
 //! messages.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
@@ -12,6 +12,7 @@ use pyo3::types::PyString;
 use tf_shm::{Buffer, BufferCore, BufferLimits, FramePair, Join, Transform, TransformError};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
+use crate::exit::{self, detached};
 use crate::time;
 
 /// A lookup's answer: stamp (ns), translation x, y, z (m), rotation x, y, z, w.
@@ -112,7 +113,8 @@ fn find_or_add(
 /// A read-only handle on the arena of one domain (see `tf_shm.Buffer`).
 #[pyclass(frozen, module = "tf_shm._native")]
 pub struct NativeBuffer {
-    inner: Buffer,
+    /// Shared with the exit hook while a thread waits on it ([`exit::detached`]).
+    inner: Arc<Buffer>,
     pairs: Mutex<PairCache>,
     /// tf2's cache time asked for and `clear()`: what the queries answer under
     /// (`tf_shm::BufferLimits::query`).
@@ -123,10 +125,23 @@ impl NativeBuffer {
     /// Waits up to `timeout` (GIL released by the caller) until `ready` holds, re-checking
     /// after every change to the arena (`tf_shm::Buffer::wait_until`), as tf2_ros's timed calls
     /// wait for `canTransform`.
-    fn wait_until(&self, timeout: Duration, mut ready: impl FnMut() -> bool) {
-        let _ = self
-            .inner
-            .wait_until(timeout, |_| if ready() { Ok(()) } else { Err(()) });
+    /// Waits (GIL released) until `ready` or `timeout`; ends at once when the interpreter
+    /// exits, the caller's final query answering then.
+    fn wait_until(
+        &self,
+        py: Python<'_>,
+        timeout: Duration,
+        mut ready: impl Send + FnMut() -> bool,
+    ) {
+        detached(py, Some(&self.inner), move || {
+            let _ = self.inner.wait_until(timeout, |_| {
+                if exit::exiting() || ready() {
+                    Ok(())
+                } else {
+                    Err(())
+                }
+            });
+        })
     }
 }
 
@@ -166,14 +181,24 @@ impl NativeBuffer {
             Some(t) if !t.is_none() => Some(wait_for(Some(t))?.unwrap_or(Duration::ZERO)),
             _ => None,
         };
-        let opened = py.detach(|| match wait {
+        let opened = detached(py, None, || match wait {
             Some(t) if t.is_zero() => open.open(),
-            Some(t) => open.await_open(t),
+            Some(t) => {
+                // In steps, so that the interpreter's exit ends the wait.
+                let deadline = Instant::now() + t;
+                loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match open.await_open(left.min(exit::OPEN_STEP)) {
+                        Err(e) if e.is_retryable() && !left.is_zero() && !exit::exiting() => {}
+                        r => break r,
+                    }
+                }
+            }
             None => open.open_or_empty(),
         });
         let inner = opened.map_err(|e| OpenError::new_err(e.to_string()))?;
         Ok(NativeBuffer {
-            inner,
+            inner: Arc::new(inner),
             pairs: Mutex::new(PairCache {
                 entries: Vec::new(),
                 by_hash: HashMap::new(),
@@ -208,16 +233,18 @@ impl NativeBuffer {
     }
 
     /// Sleeps on the arena's futex (GIL released, no polling) until [`NativeBuffer::data_token`]
-    /// differs from `since` or `timeout` s have passed; returns the token then.
-    fn wait_for_data(&self, py: Python<'_>, since: (u64, u64), timeout: f64) -> (u64, u64) {
+    /// differs from `since` or `timeout` s have passed; returns the token then, or None once
+    /// the interpreter exits (the waiting thread should end).
+    fn wait_for_data(&self, py: Python<'_>, since: (u64, u64), timeout: f64) -> Option<(u64, u64)> {
         let deadline = Instant::now() + Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
-        py.detach(|| {
+        detached(py, Some(&self.inner), || {
             self.inner.wait_while(|| {
                 let left = deadline.saturating_duration_since(Instant::now());
-                (self.data_token() == since && !left.is_zero()).then_some(left)
+                let waits = self.data_token() == since && !left.is_zero() && !exit::exiting();
+                waits.then_some(left)
             })
         });
-        self.data_token()
+        (!exit::exiting()).then(|| self.data_token())
     }
 
     /// How many times the buffer followed the bridge to a new arena (0 until a restart).
@@ -253,14 +280,12 @@ impl NativeBuffer {
     ) -> PyResult<Flat> {
         let t = time::ns(time)?;
         if let Some(w) = wait_for(timeout)? {
-            py.detach(|| {
-                self.wait_until(w, || {
-                    self.limits
-                        .query(&self.inner, |b| {
-                            b.can_transform(&target_frame, &source_frame, t)
-                        })
-                        .is_ok()
-                })
+            self.wait_until(py, w, || {
+                self.limits
+                    .query(&self.inner, |b| {
+                        b.can_transform(&target_frame, &source_frame, t)
+                    })
+                    .is_ok()
             });
         }
         let r = self.limits.query(&self.inner, |b| {
@@ -328,14 +353,12 @@ impl NativeBuffer {
     ) -> PyResult<Flat> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
         if let Some(w) = wait_for(timeout)? {
-            py.detach(|| {
-                self.wait_until(w, || {
-                    self.limits
-                        .query(&self.inner, |b| {
-                            b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
-                        })
-                        .is_ok()
-                })
+            self.wait_until(py, w, || {
+                self.limits
+                    .query(&self.inner, |b| {
+                        b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+                    })
+                    .is_ok()
             });
         }
         let r = self.limits.query(&self.inner, |b| {
@@ -358,14 +381,12 @@ impl NativeBuffer {
     ) -> PyResult<(bool, String)> {
         let t = time::ns(time)?;
         if let Some(w) = wait_for(timeout)? {
-            py.detach(|| {
-                self.wait_until(w, || {
-                    self.limits
-                        .query(&self.inner, |b| {
-                            b.can_transform(&target_frame, &source_frame, t)
-                        })
-                        .is_ok()
-                })
+            self.wait_until(py, w, || {
+                self.limits
+                    .query(&self.inner, |b| {
+                        b.can_transform(&target_frame, &source_frame, t)
+                    })
+                    .is_ok()
             });
         }
         Ok(verdict(self.limits.query(&self.inner, |b| {
@@ -388,14 +409,12 @@ impl NativeBuffer {
     ) -> PyResult<(bool, String)> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
         if let Some(w) = wait_for(timeout)? {
-            py.detach(|| {
-                self.wait_until(w, || {
-                    self.limits
-                        .query(&self.inner, |b| {
-                            b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
-                        })
-                        .is_ok()
-                })
+            self.wait_until(py, w, || {
+                self.limits
+                    .query(&self.inner, |b| {
+                        b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+                    })
+                    .is_ok()
             });
         }
         Ok(verdict(self.limits.query(&self.inner, |b| {

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod buffer;
 mod errors;
+mod exit;
 mod geometry;
 mod testing;
 mod time;
@@ -24,5 +25,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geometry::transform_pose, m)?)?;
     m.add_function(wrap_pyfunction!(geometry::compose_transforms, m)?)?;
     m.add_class::<testing::Arena>()?;
+    m.add_function(wrap_pyfunction!(exit::interpreter_exiting, m)?)?;
+    // Before finalization: the waits must be over while their threads can take the GIL back.
+    let end_waits = wrap_pyfunction!(exit::end_waits, m)?;
+    py.import("atexit")?
+        .call_method1("register", (end_waits,))?;
     Ok(())
 }

@@ -426,9 +426,11 @@ class Buffer(BufferInterface):
 
         def run() -> None:
             try:
-                # Waits a second at a time (GIL released) so a cancelled future ends it.
+                # Waits a second at a time (GIL released) so a cancelled future ends it; at
+                # the interpreter's exit every wait answers at once, and this one ends.
                 while not fut.done() and not ready(1.0):
-                    pass
+                    if _native.interpreter_exiting():
+                        return
                 if not fut.done():
                     fut.set_result(result())
             except BaseException as e:  # noqa: BLE001 - handed to the future's owner

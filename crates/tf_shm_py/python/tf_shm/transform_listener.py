@@ -84,7 +84,7 @@ def _wake_on_data(buffer_ref: Any, stop: threading.Event) -> None:
     stores a message (the buffer's data token moves), the buffer's guard condition on the node
     is triggered, so an executor waiting in ``spin_once()`` returns as it would after running
     tf2_ros's /tf callback. Sleeps on the arena's futex (GIL released); ends with the listener
-    or the buffer."""
+    or the buffer, and when the interpreter exits (``wait_for_data`` answers None then)."""
     buffer = buffer_ref()
     if buffer is None:
         return
@@ -94,7 +94,7 @@ def _wake_on_data(buffer_ref: Any, stop: threading.Event) -> None:
     while not stop.is_set():
         new = native.wait_for_data(token, 0.5)
         buffer = buffer_ref()
-        if buffer is None:
+        if buffer is None or new is None:
             return
         if new != token:
             token = new
