@@ -104,6 +104,7 @@ impl BufferLimits {
 
     /// Whether a cache time was given or the buffer cleared (one load): when not, queries read
     /// the plain buffer.
+    #[inline]
     pub fn is_set(&self) -> bool {
         self.set.load(Ordering::Acquire)
     }

@@ -129,10 +129,7 @@ static PAIRS: Table<PairEntry> = Table::new();
 /// `p` is NULL or a NUL-terminated string that outlives the call.
 unsafe fn name<'a>(function: &str, arg: &str, p: *const c_char) -> Result<Cow<'a, str>, Fail> {
     if p.is_null() {
-        return Err(Fail::new(
-            TF_SHM_NULL_ARGUMENT,
-            format!("{function}: argument {arg} is NULL"),
-        ));
+        return Err(null_argument(function, arg));
     }
     // SAFETY: non-NULL and NUL-terminated by the caller's contract.
     let bytes = unsafe { CStr::from_ptr(p) }.to_bytes();
@@ -150,12 +147,7 @@ unsafe fn name<'a>(function: &str, arg: &str, p: *const c_char) -> Result<Cow<'a
 /// Checks an out-parameter.
 fn out<'a, T>(function: &str, arg: &str, p: *mut T) -> Result<&'a mut T, Fail> {
     // SAFETY: the caller passes NULL or a valid, writable, aligned `T` for the call's duration.
-    unsafe { p.as_mut() }.ok_or_else(|| {
-        Fail::new(
-            TF_SHM_NULL_ARGUMENT,
-            format!("{function}: argument {arg} is NULL"),
-        )
-    })
+    unsafe { p.as_mut() }.ok_or_else(|| null_argument(function, arg))
 }
 
 fn buffer_entry(
@@ -165,6 +157,18 @@ fn buffer_entry(
     BUFFERS.get(h.id).ok_or_else(|| invalid(function, "buffer"))
 }
 
+/// A NULL argument's error, out of line: the hot calls only test their pointers.
+#[cold]
+#[inline(never)]
+pub(crate) fn null_argument(function: &str, arg: &str) -> Fail {
+    Fail::new(
+        TF_SHM_NULL_ARGUMENT,
+        format!("{function}: argument {arg} is NULL"),
+    )
+}
+
+#[cold]
+#[inline(never)]
 fn invalid(function: &str, what: &str) -> Fail {
     Fail::new(
         TF_SHM_INVALID_HANDLE,
@@ -240,10 +244,7 @@ fn copy_text(
         ));
     }
     if buf.is_null() {
-        return Err(Fail::new(
-            TF_SHM_NULL_ARGUMENT,
-            format!("{function}: argument buf is NULL"),
-        ));
+        return Err(null_argument(function, "buf"));
     }
     // SAFETY: `buf` is non-NULL and the caller guarantees `cap` writable bytes; we write
     // `text.len() + 1 <= cap` of them.
@@ -546,9 +547,7 @@ pub unsafe extern "C" fn tf_shm_buffer_wait(
 ) -> tf_shm_status {
     const F: &str = "tf_shm_buffer_wait";
     with_buffer(F, buffer, |b| {
-        let step = step.ok_or_else(|| {
-            Fail::new(TF_SHM_NULL_ARGUMENT, format!("{F}: argument step is NULL"))
-        })?;
+        let step = step.ok_or_else(|| null_argument(F, "step"))?;
         b.wait_while(|| {
             // SAFETY: by the caller's contract.
             let ns = unsafe { step(ctx) };
@@ -1135,10 +1134,7 @@ unsafe fn name_n<'a>(
     len: usize,
 ) -> Result<&'a [u8], Fail> {
     if p.is_null() {
-        return Err(Fail::new(
-            TF_SHM_NULL_ARGUMENT,
-            format!("{function}: argument {arg} is NULL"),
-        ));
+        return Err(null_argument(function, arg));
     }
     // SAFETY: non-NULL with `len` readable bytes by the caller's contract.
     Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) })

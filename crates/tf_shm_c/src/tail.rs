@@ -10,8 +10,10 @@ use tf_shm::tail::{self, Tail};
 use tf_shm::{ArenaIdentity, ArenaView, FrameId};
 
 use crate::handles::{Entry, Table};
-use crate::status::{guard, tf_shm_status, Fail, TF_SHM_NULL_ARGUMENT, TF_SHM_TOO_MANY_HANDLES};
-use crate::{buffer_entry, invalid, out, tf_shm_buffer, tf_shm_transform_stamped, BufferEntry};
+use crate::status::{guard, tf_shm_status, Fail, TF_SHM_TOO_MANY_HANDLES};
+use crate::{
+    buffer_entry, invalid, null_argument, out, tf_shm_buffer, tf_shm_transform_stamped, BufferEntry,
+};
 
 /// A tail of a buffer's arena (see [`tf_shm_tail_new`]). `id` 0 is never a valid handle.
 #[repr(C)]
@@ -196,8 +198,7 @@ pub unsafe extern "C" fn tf_shm_tail_poll(
 ) -> tf_shm_status {
     const F: &str = "tf_shm_tail_poll";
     guard(F, || {
-        let f =
-            f.ok_or_else(|| Fail::new(TF_SHM_NULL_ARGUMENT, format!("{F}: argument f is NULL")))?;
+        let f = f.ok_or_else(|| null_argument(F, "f"))?;
         let g = TAILS.get(tail.id).ok_or_else(|| invalid(F, "tail"))?;
         let e = g.as_ref().ok_or_else(|| invalid(F, "tail"))?;
         if e.value.buffer.value.closed.load(Ordering::Acquire) {
