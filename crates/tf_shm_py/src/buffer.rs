@@ -12,8 +12,8 @@ use pyo3::types::PyString;
 use tf_shm::{Buffer, BufferCore, BufferLimits, FramePair, Join, Transform, TransformError};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
-use crate::exit::{self, detached};
 use crate::time;
+use crate::waits::{self, detached};
 
 /// A lookup's answer: stamp (ns), translation x, y, z (m), rotation x, y, z, w.
 pub type Flat = (i64, f64, f64, f64, f64, f64, f64, f64);
@@ -113,7 +113,7 @@ fn find_or_add(
 /// A read-only handle on the arena of one domain (see `tf_shm.Buffer`).
 #[pyclass(frozen, module = "tf_shm._native")]
 pub struct NativeBuffer {
-    /// Shared with the exit hook while a thread waits on it ([`exit::detached`]).
+    /// Shared with the exit hook while a thread waits on it ([`waits::detached`]).
     inner: Arc<Buffer>,
     pairs: Mutex<PairCache>,
     /// tf2's cache time asked for and `clear()`: what the queries answer under
@@ -126,16 +126,17 @@ impl NativeBuffer {
     /// after every change to the arena (`tf_shm::Buffer::wait_until`), as tf2_ros's timed calls
     /// wait for `canTransform`.
     /// Waits (GIL released) until `ready` or `timeout`; ends at once when the interpreter
-    /// exits, the caller's final query answering then.
+    /// exits (the caller's final query answering then), and with the exception when a signal
+    /// handler raises on the main thread (Ctrl-C), as tf2_ros's waits do.
     fn wait_until(
         &self,
         py: Python<'_>,
         timeout: Duration,
         mut ready: impl Send + FnMut() -> bool,
-    ) {
-        detached(py, Some(&self.inner), move || {
+    ) -> PyResult<()> {
+        detached(py, Some(&self.inner), move |w| {
             let _ = self.inner.wait_until(timeout, |_| {
-                if exit::exiting() || ready() {
+                if ready() || w.must_end() {
                     Ok(())
                 } else {
                     Err(())
@@ -181,21 +182,21 @@ impl NativeBuffer {
             Some(t) if !t.is_none() => Some(wait_for(Some(t))?.unwrap_or(Duration::ZERO)),
             _ => None,
         };
-        let opened = detached(py, None, || match wait {
+        let opened = detached(py, None, |w| match wait {
             Some(t) if t.is_zero() => open.open(),
             Some(t) => {
-                // In steps, so that the interpreter's exit ends the wait.
+                // In steps, so that Ctrl-C or the interpreter's exit ends the wait.
                 let deadline = Instant::now() + t;
                 loop {
                     let left = deadline.saturating_duration_since(Instant::now());
-                    match open.await_open(left.min(exit::OPEN_STEP)) {
-                        Err(e) if e.is_retryable() && !left.is_zero() && !exit::exiting() => {}
+                    match open.await_open(left.min(waits::OPEN_STEP)) {
+                        Err(e) if e.is_retryable() && !left.is_zero() && !w.must_end() => {}
                         r => break r,
                     }
                 }
             }
             None => open.open_or_empty(),
-        });
+        })?;
         let inner = opened.map_err(|e| OpenError::new_err(e.to_string()))?;
         Ok(NativeBuffer {
             inner: Arc::new(inner),
@@ -234,17 +235,23 @@ impl NativeBuffer {
 
     /// Sleeps on the arena's futex (GIL released, no polling) until [`NativeBuffer::data_token`]
     /// differs from `since` or `timeout` s have passed; returns the token then, or None once
-    /// the interpreter exits (the waiting thread should end).
-    fn wait_for_data(&self, py: Python<'_>, since: (u64, u64), timeout: f64) -> Option<(u64, u64)> {
+    /// the interpreter exits (the waiting thread should end). On the main thread, raises what
+    /// a signal handler raises meanwhile (Ctrl-C).
+    fn wait_for_data(
+        &self,
+        py: Python<'_>,
+        since: (u64, u64),
+        timeout: f64,
+    ) -> PyResult<Option<(u64, u64)>> {
         let deadline = Instant::now() + Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
-        detached(py, Some(&self.inner), || {
+        detached(py, Some(&self.inner), |w| {
             self.inner.wait_while(|| {
                 let left = deadline.saturating_duration_since(Instant::now());
-                let waits = self.data_token() == since && !left.is_zero() && !exit::exiting();
+                let waits = self.data_token() == since && !left.is_zero() && !w.must_end();
                 waits.then_some(left)
             })
-        });
-        (!exit::exiting()).then(|| self.data_token())
+        })?;
+        Ok((!waits::exiting()).then(|| self.data_token()))
     }
 
     /// How many times the buffer followed the bridge to a new arena (0 until a restart).
@@ -286,7 +293,7 @@ impl NativeBuffer {
                         b.can_transform(&target_frame, &source_frame, t)
                     })
                     .is_ok()
-            });
+            })?;
         }
         let r = self.limits.query(&self.inner, |b| {
             b.lookup_transform(&target_frame, &source_frame, t)
@@ -359,7 +366,7 @@ impl NativeBuffer {
                         b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
                     })
                     .is_ok()
-            });
+            })?;
         }
         let r = self.limits.query(&self.inner, |b| {
             b.lookup_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
@@ -387,7 +394,7 @@ impl NativeBuffer {
                         b.can_transform(&target_frame, &source_frame, t)
                     })
                     .is_ok()
-            });
+            })?;
         }
         Ok(verdict(self.limits.query(&self.inner, |b| {
             b.can_transform(&target_frame, &source_frame, t)
@@ -415,7 +422,7 @@ impl NativeBuffer {
                         b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
                     })
                     .is_ok()
-            });
+            })?;
         }
         Ok(verdict(self.limits.query(&self.inner, |b| {
             b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)

@@ -8,10 +8,10 @@ use pyo3::prelude::*;
 
 mod buffer;
 mod errors;
-mod exit;
 mod geometry;
 mod testing;
 mod time;
+mod waits;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -25,10 +25,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geometry::transform_pose, m)?)?;
     m.add_function(wrap_pyfunction!(geometry::compose_transforms, m)?)?;
     m.add_class::<testing::Arena>()?;
-    m.add_function(wrap_pyfunction!(exit::interpreter_exiting, m)?)?;
-    // Before finalization: the waits must be over while their threads can take the GIL back.
-    let end_waits = wrap_pyfunction!(exit::end_waits, m)?;
-    py.import("atexit")?
-        .call_method1("register", (end_waits,))?;
+    waits::init(m)?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-"""A process exits cleanly while its threads wait in tf_shm: CPython ends a daemon thread that
+"""What ends a wait in tf_shm besides its condition. A process exits cleanly while its threads wait: CPython ends a daemon thread that
 takes the GIL back during finalization with pthread_exit, which aborts the process when the
 thread sleeps in Rust ("FATAL: exception not rethrown", status -6), as it does when data
 arrives. tf_shm's exit hook ends every wait first; this runs a real process whose daemon
@@ -67,6 +67,54 @@ def test_exit_while_daemon_threads_wait_in_tf_shm_is_clean(runtime_dir):
             assert run.returncode == 0, run.stdout + run.stderr
             assert run.stdout == "waiting\n"
             assert "FATAL" not in run.stderr, run.stderr
+        assert writer.poll() is None, "the writer exited"
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+CTRL_C = r"""
+import sys, time
+import tf_shm
+
+buffer = tf_shm.Buffer(open_timeout=10_000_000_000)
+minute = 60_000_000_000
+print("waiting", flush=True)
+start = time.monotonic()
+try:
+    if sys.argv[1] == "lookup":
+        buffer.lookup_transform("map", "nowhere", 0, minute)
+    elif sys.argv[1] == "can":
+        buffer.can_transform("map", "nowhere", 0, minute)
+    else:
+        tf_shm.Buffer(name="no_bridge_serves", open_timeout=minute)
+except KeyboardInterrupt:
+    print(f"KeyboardInterrupt after {time.monotonic() - start:.1f} s", flush=True)
+"""
+
+
+def test_ctrl_c_ends_a_wait_on_the_main_thread(runtime_dir):
+    """As tf2_ros's waits (a threading condition), a timed lookup, check or a wait for a first
+    bridge on the main thread ends with KeyboardInterrupt when SIGINT arrives, here while
+    the writer's samples wake it; without, it would sleep out its minute."""
+    import signal
+    import time
+
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, runtime_dir])
+    try:
+        for call in ("lookup", "can", "open"):
+            node = subprocess.Popen(
+                [sys.executable, "-c", CTRL_C, call],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            assert node.stdout.readline() == "waiting\n", node.stderr.read()
+            time.sleep(0.5)
+            node.send_signal(signal.SIGINT)
+            out, err = node.communicate(timeout=20)
+            assert node.returncode == 0, out + err
+            assert out.startswith("KeyboardInterrupt after "), (call, out, err)
         assert writer.poll() is None, "the writer exited"
     finally:
         writer.kill()
