@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
-use tf_shm::{Buffer, BufferCore, BufferLimits, FramePair, Join, Transform, TransformError};
+use tf_shm::{
+    Answering, Buffer, BufferCore, BufferLimits, FramePair, Join, Transform, TransformError,
+};
 
 use crate::errors::{base_error, latest_common_time_error, transform_error, OpenError};
 use crate::time;
@@ -125,6 +127,21 @@ impl NativeBuffer {
     /// Waits up to `timeout` (GIL released by the caller) until `ready` holds, re-checking
     /// after every change to the arena (`tf_shm::Buffer::wait_until`), as tf2_ros's timed calls
     /// wait for `canTransform`.
+    /// tf2_ros's timed calls: with a positive `timeout`, waits (GIL released, see
+    /// [`NativeBuffer::wait_until`]) until `check` holds on what this buffer answers, or the
+    /// timeout; the caller's query then answers (or raises) as tf2_ros's does.
+    fn wait_for_check(
+        &self,
+        py: Python<'_>,
+        timeout: Option<&Bound<'_, PyAny>>,
+        check: impl Sync + Fn(&Answering<'_>) -> Result<(), TransformError>,
+    ) -> PyResult<()> {
+        match wait_for(timeout)? {
+            Some(w) => self.wait_until(py, w, || self.limits.query(&self.inner, &check).is_ok()),
+            None => Ok(()),
+        }
+    }
+
     /// Waits (GIL released) until `ready` or `timeout`; ends at once when the interpreter
     /// exits (the caller's final query answering then), and with the exception when a signal
     /// handler raises on the main thread (Ctrl-C), as tf2_ros's waits do.
@@ -286,15 +303,9 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Flat> {
         let t = time::ns(time)?;
-        if let Some(w) = wait_for(timeout)? {
-            self.wait_until(py, w, || {
-                self.limits
-                    .query(&self.inner, |b| {
-                        b.can_transform(&target_frame, &source_frame, t)
-                    })
-                    .is_ok()
-            })?;
-        }
+        self.wait_for_check(py, timeout, |b| {
+            b.can_transform(&target_frame, &source_frame, t)
+        })?;
         let r = self.limits.query(&self.inner, |b| {
             b.lookup_transform(&target_frame, &source_frame, t)
                 .map(|r| flat(r.stamp, &r.transform))
@@ -359,15 +370,9 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Flat> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
-        if let Some(w) = wait_for(timeout)? {
-            self.wait_until(py, w, || {
-                self.limits
-                    .query(&self.inner, |b| {
-                        b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
-                    })
-                    .is_ok()
-            })?;
-        }
+        self.wait_for_check(py, timeout, |b| {
+            b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+        })?;
         let r = self.limits.query(&self.inner, |b| {
             b.lookup_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
                 .map(|r| flat(r.stamp, &r.transform))
@@ -387,15 +392,9 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(bool, String)> {
         let t = time::ns(time)?;
-        if let Some(w) = wait_for(timeout)? {
-            self.wait_until(py, w, || {
-                self.limits
-                    .query(&self.inner, |b| {
-                        b.can_transform(&target_frame, &source_frame, t)
-                    })
-                    .is_ok()
-            })?;
-        }
+        self.wait_for_check(py, timeout, |b| {
+            b.can_transform(&target_frame, &source_frame, t)
+        })?;
         Ok(verdict(self.limits.query(&self.inner, |b| {
             b.can_transform(&target_frame, &source_frame, t)
         })))
@@ -415,15 +414,9 @@ impl NativeBuffer {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(bool, String)> {
         let (tt, st) = (time::ns(target_time)?, time::ns(source_time)?);
-        if let Some(w) = wait_for(timeout)? {
-            self.wait_until(py, w, || {
-                self.limits
-                    .query(&self.inner, |b| {
-                        b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
-                    })
-                    .is_ok()
-            })?;
-        }
+        self.wait_for_check(py, timeout, |b| {
+            b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
+        })?;
         Ok(verdict(self.limits.query(&self.inner, |b| {
             b.can_transform_full(&target_frame, tt, &source_frame, st, &fixed_frame)
         })))
