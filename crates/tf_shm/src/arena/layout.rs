@@ -143,7 +143,10 @@ pub struct Slot {
     pub words: [AtomicU64; 7],
 }
 
-/// Per-frame record in the frame table.
+/// Per-frame record in the frame table: 256 bytes, so that every record starts a cache line
+/// (the table is 64-byte aligned). The first line holds what the writer changes with every
+/// sample and what a lookup reads of each link (`kind`, `ring`, `changes`): one line per
+/// record per sample or link, where three were.
 #[repr(C)]
 pub struct FrameRecord {
     /// Name: word offset in the names region (low 32 bits) and length in bytes (high 32).
@@ -155,27 +158,28 @@ pub struct FrameRecord {
     pub flags: AtomicU32,
     /// Ring descriptor: `(pool offset / ALIGN) << 8 | log2(capacity)`; 0 = no ring.
     pub ring: AtomicU64,
-    /// Authority of the newest sample, encoded like `name`; 0 = none.
-    pub authority: AtomicU64,
-    /// Samples accepted for this frame.
-    pub accepted: AtomicU64,
-    /// Wall-clock time of the newest accepted sample, ns since the Unix epoch.
-    pub last_write_unix_ns: AtomicI64,
-    /// Times the parent differed from the previous accepted sample's.
-    pub parent_changes: AtomicU64,
-    /// Wall-clock time of the last parent change, ns since the Unix epoch.
-    pub last_parent_change_unix_ns: AtomicI64,
-    /// Parent of the newest accepted sample (for tools; lookups use per-sample parents).
-    pub last_parent: AtomicU32,
-    pub _reserved: [AtomicU32; 3],
-    /// The static sample (`KIND_STATIC`).
-    pub static_slot: Slot,
     /// Changes of this frame's link: every stored sample (with a kind switch) and every
     /// history pruned by a sample that was then not stored. Added to with release ordering
     /// after the change is visible: readers that keep a time-0 answer give it again while this
     /// count is unchanged.
     pub changes: AtomicU64,
-    pub _pad: [AtomicU64; 5],
+    /// Samples accepted for this frame.
+    pub accepted: AtomicU64,
+    /// Wall-clock time of the newest accepted sample, ns since the Unix epoch.
+    pub last_write_unix_ns: AtomicI64,
+    /// Authority of the newest sample, encoded like `name`; 0 = none.
+    pub authority: AtomicU64,
+    /// Parent of the newest accepted sample (for tools; lookups use per-sample parents).
+    pub last_parent: AtomicU32,
+    pub _reserved: AtomicU32,
+    /// Times the parent differed from the previous accepted sample's.
+    pub parent_changes: AtomicU64,
+    /// Wall-clock time of the last parent change, ns since the Unix epoch.
+    pub last_parent_change_unix_ns: AtomicI64,
+    pub _pad1: [AtomicU64; 6],
+    /// The static sample (`KIND_STATIC`).
+    pub static_slot: Slot,
+    pub _pad2: [AtomicU64; 6],
 }
 
 /// Header of one ring in the pool; followed by `stamps` and `slots`, `capacity` of each.
@@ -335,16 +339,17 @@ shared_records! {
         kind: AtomicU32 = 8,
         flags: AtomicU32 = 12,
         ring: AtomicU64 = 16,
-        authority: AtomicU64 = 24,
+        changes: AtomicU64 = 24,
         accepted: AtomicU64 = 32,
         last_write_unix_ns: AtomicI64 = 40,
-        parent_changes: AtomicU64 = 48,
-        last_parent_change_unix_ns: AtomicI64 = 56,
-        last_parent: AtomicU32 = 64,
-        _reserved: [AtomicU32; 3] = 68,
-        static_slot: Slot = 80,
-        changes: AtomicU64 = 160,
-        _pad: [AtomicU64; 5] = 168,
+        authority: AtomicU64 = 48,
+        last_parent: AtomicU32 = 56,
+        _reserved: AtomicU32 = 60,
+        parent_changes: AtomicU64 = 64,
+        last_parent_change_unix_ns: AtomicI64 = 72,
+        _pad1: [AtomicU64; 6] = 80,
+        static_slot: Slot = 128,
+        _pad2: [AtomicU64; 6] = 208,
     }
     RingHeader {
         head: AtomicU64 = 0,
@@ -360,7 +365,7 @@ shared_records! {
 const _: () = {
     use std::mem::{align_of, size_of};
     assert!(size_of::<Header>() <= HEADER_SIZE);
-    assert!(size_of::<FrameRecord>() == 208);
+    assert!(size_of::<FrameRecord>() == 256);
     assert!(size_of::<RingHeader>() == 64);
     assert!(size_of::<CopyHeader>() == 64);
     assert!(align_of::<FrameRecord>() == 8);
