@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use arms::{Answer, Arm, Cell, How, Tf2, TfShm, TfTree};
 use scenario::{Scenario, TimeKind};
 use tf_shm::rendezvous::{Join, Serve};
+use tf_shm::fast_path::{declines, reset_declines, Declines};
 use tf_shm::{Arena, ArenaConfig, ArenaView, FramePair};
 
 // The C++ arm (src/cxx_arm.cpp) calls tf_shm_c's C ABI: load the crate so its symbols link.
@@ -183,6 +184,8 @@ struct CellResult {
     kind: TimeKind,
     ns: Vec<Vec<f64>>,
     notes: Vec<String>,
+    /// Per arm, tf_shm's fast paths that declined over one calibration batch, and its size.
+    declines: Vec<(Declines, usize)>,
 }
 
 const A_PAIR: usize = 0;
@@ -331,11 +334,13 @@ fn profile(o: &Opts, p: &[String]) {
     let warm = arm.run(&cell, cell.queries.len());
     // Wall time through std (libc's clock, which valgrind runs; rustix's vDSO call it does
     // not): a quick A/B on a quiet machine, not the report's measurement.
+    reset_declines();
     let start = Instant::now();
     let sum = arm.run(&cell, n);
     let ns = start.elapsed().as_nanos() as f64 / n as f64;
     println!("{}", warm + sum);
     eprintln!("{} {ns:.1} ns per lookup (wall time)", arm.name());
+    eprintln!("fast paths that declined: {:?}", declines());
 }
 
 /// Arms of the C++ table, the reference (tf2) first.
@@ -554,6 +559,7 @@ fn run_cell(
 
     // Calibrate a batch size per arm for ~o.ms per measurement.
     let mut n = vec![0usize; arms.len()];
+    let mut declined = vec![(Declines::default(), 0); arms.len()];
     for (a, arm) in arms.iter_mut().enumerate() {
         let Some(arm) = arm else { continue };
         if !ok[a] {
@@ -561,9 +567,11 @@ fn run_cell(
         }
         let probe = 2000;
         std::hint::black_box(arm.run(cell, probe)); // warm caches
+        reset_declines();
         let t = thread_cpu_ns();
         std::hint::black_box(arm.run(cell, probe));
         let per = (thread_cpu_ns() - t) as f64 * 1e-9 / probe as f64;
+        declined[a] = (declines(), probe);
         n[a] = ((o.ms as f64 * 1e-3 / per) as usize).clamp(1000, 50_000_000);
     }
     let mut ns = vec![Vec::new(); arms.len()];
@@ -592,6 +600,7 @@ fn run_cell(
         kind,
         ns,
         notes,
+        declines: declined,
     }
 }
 
@@ -868,6 +877,8 @@ fn print_report(
         }
     }
 
+    print_declines(results, arm_names);
+
     println!(
         "\n### Reader threads (lookups/s, chain queried at off-grid times in the newest 100 ms)\n"
     );
@@ -1061,5 +1072,54 @@ fn print_report(
     }
     if !any {
         println!("Nowhere in these cells.");
+    }
+}
+
+/// The fast paths of tf_shm that declined in each cell (per 1000 lookups of one calibration
+/// batch): what sent a lookup to a slower read, by design or not (`tf_shm::fast_path`).
+fn print_declines(results: &[CellResult], arm_names: &[&str]) {
+    println!("\n### tf_shm's fast paths that declined (per 1000 lookups)\n");
+    println!(
+        "Counted by `tf_shm::fast_path::declines` over one calibration batch of each arm \
+         (cells and arms with none are left out). *fused link*: a link read through the \
+         general reader; *bracket*: its bracket search found none; *sign*: the walk run again \
+         with tf2's slerp; *kept newest* / *kept answer*: a time-0 lookup that read a link \
+         again / walked; *names cache*, *moment retry* as documented there.\n"
+    );
+    let mut rows = Vec::new();
+    for r in results {
+        for (a, (d, n)) in r.declines.iter().enumerate() {
+            let per = |v: u64| v as f64 * 1000.0 / (*n).max(1) as f64;
+            let cols = [
+                d.fused_link,
+                d.bracket,
+                d.newest,
+                d.sign_decision,
+                d.kept_newest,
+                d.kept_answer,
+                d.names_cache,
+                d.moment_retry,
+            ];
+            if *n == 0 || cols.iter().all(|&v| v == 0) {
+                continue;
+            }
+            let cells: Vec<String> = cols.iter().map(|&v| format!("{:.1}", per(v))).collect();
+            rows.push(format!(
+                "| {} | {} | {} | {} |",
+                r.scenario,
+                r.kind.label(),
+                arm_names.get(a).copied().unwrap_or("?"),
+                cells.join(" | ")
+            ));
+        }
+    }
+    if rows.is_empty() {
+        println!("None declined.");
+        return;
+    }
+    println!("| scenario | query | arm | fused link | bracket | newest | sign | kept newest | kept answer | names cache | moment retry |");
+    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for row in rows {
+        println!("{row}");
     }
 }
