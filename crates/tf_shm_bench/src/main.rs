@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 
 use arms::{Answer, Arm, Cell, How, Tf2, TfShm, TfTree};
 use scenario::{Scenario, TimeKind};
-use tf_shm::rendezvous::{Join, Serve};
 use tf_shm::fast_path::{declines, reset_declines, Declines};
+use tf_shm::rendezvous::{Join, Serve};
 use tf_shm::{Arena, ArenaConfig, ArenaView, FramePair};
 
 // The C++ arm (src/cxx_arm.cpp) calls tf_shm_c's C ABI: load the crate so its symbols link.
