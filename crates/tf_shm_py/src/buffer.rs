@@ -3,7 +3,7 @@
 //! messages.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
@@ -115,8 +115,7 @@ fn find_or_add(
 /// A read-only handle on the arena of one domain (see `tf_shm.Buffer`).
 #[pyclass(frozen, module = "tf_shm._native")]
 pub struct NativeBuffer {
-    /// Shared with the exit hook while a thread waits on it ([`waits::detached`]).
-    inner: Arc<Buffer>,
+    inner: Buffer,
     pairs: Mutex<PairCache>,
     /// tf2's cache time asked for and `clear()`: what the queries answer under
     /// (`tf_shm::BufferLimits::query`).
@@ -151,7 +150,7 @@ impl NativeBuffer {
         timeout: Duration,
         mut ready: impl Send + FnMut() -> bool,
     ) -> PyResult<()> {
-        detached(py, Some(&self.inner), move |w| {
+        detached(py, move |w| {
             let _ = self.inner.wait_until(timeout, |_| {
                 if ready() || w.must_end() {
                     Ok(())
@@ -199,7 +198,7 @@ impl NativeBuffer {
             Some(t) if !t.is_none() => Some(wait_for(Some(t))?.unwrap_or(Duration::ZERO)),
             _ => None,
         };
-        let opened = detached(py, None, |w| match wait {
+        let opened = detached(py, |w| match wait {
             Some(t) if t.is_zero() => open.open(),
             Some(t) => {
                 // In steps, so that Ctrl-C or the interpreter's exit ends the wait.
@@ -216,7 +215,7 @@ impl NativeBuffer {
         })?;
         let inner = opened.map_err(|e| OpenError::new_err(e.to_string()))?;
         Ok(NativeBuffer {
-            inner: Arc::new(inner),
+            inner,
             pairs: Mutex::new(PairCache {
                 entries: Vec::new(),
                 by_hash: HashMap::new(),
@@ -261,7 +260,7 @@ impl NativeBuffer {
         timeout: f64,
     ) -> PyResult<Option<(u64, u64)>> {
         let deadline = Instant::now() + Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
-        detached(py, Some(&self.inner), |w| {
+        detached(py, |w| {
             self.inner.wait_while(|| {
                 let left = deadline.saturating_duration_since(Instant::now());
                 let waits = self.data_token() == since && !left.is_zero() && !w.must_end();

@@ -6,41 +6,51 @@
 //!   main thread, where Python runs its signal handlers, each wake then takes the GIL for
 //!   `PyErr_CheckSignals`, and an exception a handler raised ends the wait with it.
 //! - **The interpreter's exit.** CPython (3.8–3.12; 3.13 hangs the thread instead) ends a
-//!   thread that takes the GIL back once finalization has begun — a daemon thread still
-//!   waiting then — with `pthread_exit`, whose forced unwind through Rust frames aborts the
-//!   process ("FATAL: exception not rethrown", status -6). A node exits while its listener's
-//!   wake thread or a future's wait thread sleeps here, so [`end_waits`], registered with
-//!   `atexit` when the module loads (atexit functions run before finalization begins), ends
-//!   every wait and lets its thread take the GIL back while that is still safe. From then on
-//!   waits answer at once, GIL held.
+//!   thread that takes the GIL back once finalization has begun — a daemon thread whose wait
+//!   ends then — with `pthread_exit`, whose forced unwind through Rust frames aborts the
+//!   process ("FATAL: exception not rethrown", status -6). So a wait goes back to Python only
+//!   while that is safe: [`end_waits`], registered with `atexit` when the module loads (atexit
+//!   functions run after the non-daemon threads are joined and before finalization begins),
+//!   marks the interpreter as exiting and waits only for the threads already on their way
+//!   back (they need nothing but the GIL); a wait that ends after that parks its thread for
+//!   good, GIL released, as 3.13 does itself, and a daemon thread is never resumed at exit
+//!   anyway. From then on waits begun with the GIL held answer at once.
+//! - **`fork`.** The child's main thread is the one that forked (noted again in the child), and
+//!   the waits of the parent's threads, which the child does not have, are not the child's to
+//!   wait for at its exit.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use pyo3::marker::Ungil;
 use pyo3::prelude::*;
-use tf_shm::Buffer;
 
 static EXITING: AtomicBool = AtomicBool::new(false);
 /// The kernel's id of Python's main thread (`threading.main_thread().native_id`), read when the
-/// module loads; 0 if unknown.
+/// module loads and in a forked child; 0 if unknown.
 static MAIN_THREAD: AtomicI64 = AtomicI64::new(0);
 static NEXT: AtomicU64 = AtomicU64::new(0);
-/// The waits of threads that have released the GIL, each with the buffer it sleeps on (none
-/// for a wait for a first bridge, which looks again every [`OPEN_STEP`]).
-static WAITING: Mutex<Option<Waits>> = Mutex::new(None);
-type Waits = HashMap<u64, Option<Arc<Buffer>>>;
+/// The waits of threads that have released the GIL.
+static WAITING: Mutex<Option<HashMap<u64, Entry>>> = Mutex::new(None);
+
+/// One wait with the GIL released.
+struct Entry {
+    /// The process it was begun in (a forked child has copies of its parent's entries).
+    pid: u32,
+    /// Its wait ended before the exit hook ran: its thread takes the GIL back.
+    returning: bool,
+}
 
 /// How often a wait for a first bridge looks at what should end it.
 pub const OPEN_STEP: Duration = Duration::from_millis(100);
 
-/// How long the exit hook waits for the waiting threads to return: waits on a buffer end at
-/// its wake, a wait for a first bridge within [`OPEN_STEP`].
-const EXIT_GRACE: Duration = Duration::from_secs(1);
+/// How long the exit hook waits for the threads on their way back to Python to have the GIL
+/// (they need nothing else: a few switch intervals however many threads hold it meanwhile).
+const RETURN_GRACE: Duration = Duration::from_secs(10);
 
-fn waiting() -> MutexGuard<'static, Option<Waits>> {
+fn waiting() -> MutexGuard<'static, Option<HashMap<u64, Entry>>> {
     WAITING.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -74,16 +84,13 @@ impl Wait {
     }
 }
 
-/// Runs `wait` with the GIL released; its steps end it when [`Wait::must_end`] (and its buffer's
-/// waiters are woken at exit). Returns what a signal handler raised during it (Ctrl-C's
-/// KeyboardInterrupt), else `wait`'s value. Once the interpreter exits, runs it with the GIL
-/// held (it answers at once then). Runs no Python code: during finalization, code that can
-/// let the GIL go could be where CPython ends this thread.
-pub fn detached<T: Ungil>(
-    py: Python<'_>,
-    buffer: Option<&Arc<Buffer>>,
-    wait: impl Send + FnOnce(&Wait) -> T,
-) -> PyResult<T> {
+/// Runs `wait` with the GIL released; its steps end it when [`Wait::must_end`]. Returns what
+/// a signal handler raised during it (Ctrl-C's KeyboardInterrupt), else `wait`'s value. Once
+/// the interpreter exits, runs it with the GIL held (it answers at once then), and a wait that
+/// ends after the exit hook ran parks its thread instead of taking the GIL back (see the
+/// module doc). Runs no Python code: during finalization, code that can let the GIL go could
+/// be where CPython ends this thread.
+pub fn detached<T: Ungil>(py: Python<'_>, wait: impl Send + FnOnce(&Wait) -> T) -> PyResult<T> {
     let main = MAIN_THREAD.load(Ordering::Relaxed);
     let w = Wait {
         main_thread: main != 0
@@ -91,15 +98,25 @@ pub fn detached<T: Ungil>(
         raised: Mutex::new(None),
     };
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    waiting()
-        .get_or_insert_with(HashMap::new)
-        .insert(id, buffer.cloned());
-    // Checked after registering: an exit hook that set the flag before this read finds the
-    // entry and waits for it; one that sets it after sees the entry too.
+    waiting().get_or_insert_with(HashMap::new).insert(
+        id,
+        Entry {
+            pid: std::process::id(),
+            returning: false,
+        },
+    );
     let out = if exiting() {
         wait(&w)
     } else {
-        py.detach(|| wait(&w))
+        py.detach(|| {
+            let out = wait(&w);
+            if !back_to_python(id) {
+                loop {
+                    std::thread::park();
+                }
+            }
+            out
+        })
     };
     if let Some(all) = waiting().as_mut() {
         all.remove(&id);
@@ -110,8 +127,22 @@ pub fn detached<T: Ungil>(
     }
 }
 
-/// At the module's load: notes Python's main thread and registers [`end_waits`] with `atexit`
-/// (before finalization: the waits must be over while their threads can take the GIL back).
+/// Whether the thread of wait `id`, which has ended, may take the GIL back: yes unless the
+/// exit hook has run, decided under the lock the hook marks the exit under, so that the hook
+/// waits for every thread told yes.
+fn back_to_python(id: u64) -> bool {
+    let mut all = waiting();
+    if exiting() {
+        return false;
+    }
+    if let Some(e) = all.as_mut().and_then(|a| a.get_mut(&id)) {
+        e.returning = true;
+    }
+    true
+}
+
+/// At the module's load: notes Python's main thread (again in a forked child) and registers
+/// [`end_waits`] with `atexit` (it must run while the waits' threads can take the GIL back).
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let native_id = py
@@ -125,7 +156,21 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let end_waits = wrap_pyfunction!(end_waits, m)?;
     py.import("atexit")?
         .call_method1("register", (end_waits,))?;
+    let after_fork = wrap_pyfunction!(after_fork_in_child, m)?;
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item("after_in_child", after_fork)?;
+    py.import("os")?
+        .call_method("register_at_fork", (), Some(&kwargs))?;
     Ok(())
+}
+
+/// In a forked child (`os.register_at_fork`): the thread that forked is the child's main thread.
+#[pyfunction]
+fn after_fork_in_child() {
+    MAIN_THREAD.store(
+        i64::from(rustix::thread::gettid().as_raw_nonzero().get()),
+        Ordering::Relaxed,
+    );
 }
 
 /// Whether the exit hook has run: a Python loop around the waits (a future's wait thread)
@@ -135,24 +180,24 @@ pub fn interpreter_exiting() -> bool {
     exiting()
 }
 
-/// The exit hook: marks the interpreter as exiting, then (GIL released) wakes every buffer a
-/// thread waits on until each such thread has returned, or [`EXIT_GRACE`] has passed.
+/// The exit hook: marks the interpreter as exiting, then (GIL released) waits until every
+/// thread of this process whose wait had ended is back in Python (or [`RETURN_GRACE`] has
+/// passed). Waits still asleep are left to sleep: one that ends later parks its thread.
 #[pyfunction]
 pub fn end_waits(py: Python<'_>) {
-    EXITING.store(true, Ordering::SeqCst);
+    {
+        let _all = waiting();
+        EXITING.store(true, Ordering::SeqCst);
+    }
+    let pid = std::process::id();
     py.detach(|| {
-        let deadline = Instant::now() + EXIT_GRACE;
-        loop {
-            let buffers: Vec<Arc<Buffer>> = match waiting().as_ref() {
-                Some(w) if !w.is_empty() => w.values().flatten().cloned().collect(),
-                _ => return,
-            };
-            if Instant::now() >= deadline {
+        let deadline = Instant::now() + RETURN_GRACE;
+        while Instant::now() < deadline {
+            let returning = waiting()
+                .as_ref()
+                .is_some_and(|a| a.values().any(|e| e.pid == pid && e.returning));
+            if !returning {
                 return;
-            }
-            // Repeated: a sleep that began just after a wake is not ended by it.
-            for b in &buffers {
-                b.wake_waiters();
             }
             std::thread::sleep(Duration::from_millis(1));
         }

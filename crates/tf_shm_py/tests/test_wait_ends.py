@@ -1,8 +1,10 @@
-"""What ends a wait in tf_shm besides its condition. A process exits cleanly while its threads wait: CPython ends a daemon thread that
-takes the GIL back during finalization with pthread_exit, which aborts the process when the
-thread sleeps in Rust ("FATAL: exception not rethrown", status -6), as it does when data
-arrives. tf_shm's exit hook ends every wait first; this runs a real process whose daemon
-threads sleep in each kind of wait, woken by a writer process, when its main thread returns."""
+"""What ends a wait in tf_shm besides its condition. A process exits cleanly while its threads
+wait: CPython ends a daemon thread that takes the GIL back during finalization with
+pthread_exit, which aborts the process when the thread sleeps in Rust ("FATAL: exception not
+rethrown", status -6), as it does when data arrives. tf_shm's exit hook lets only the waits
+already on their way back take the GIL; one that ends later parks its thread. These run real
+processes whose daemon threads sleep in each kind of wait, woken by a writer process, when
+their main thread returns; Ctrl-C on the main thread, also in a forked child."""
 
 import subprocess
 import sys
@@ -116,6 +118,102 @@ def test_ctrl_c_ends_a_wait_on_the_main_thread(runtime_dir):
             assert node.returncode == 0, out + err
             assert out.startswith("KeyboardInterrupt after "), (call, out, err)
         assert writer.poll() is None, "the writer exited"
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+MANY = r"""
+import sys, threading, time
+import tf_shm
+
+buffer = tf_shm.Buffer(open_timeout=10_000_000_000)
+started = []
+
+def run():
+    started.append(1)
+    try:
+        buffer.lookup_transform("map", "nowhere", 0, 60_000_000_000)
+    except Exception:
+        pass
+    # Holds the GIL in turns with every other thread whose wait ended.
+    while True:
+        x = 0
+        for i in range(200_000):
+            x += i
+
+for _ in range(int(sys.argv[1])):
+    threading.Thread(target=run, daemon=True).start()
+while len(started) < int(sys.argv[1]):
+    time.sleep(0.01)
+time.sleep(0.5)
+print("exiting", flush=True)
+"""
+
+
+def test_exit_is_clean_with_many_waits_and_threads_that_hold_the_gil(runtime_dir):
+    """Sixty daemon threads wait while the writer's samples wake them; a thread whose wait
+    ended would then compete for the GIL with threads that hold it in turns. None may take it
+    back once finalization can begin (an exit hook that woke them all and waited a grace
+    period for them aborted this process in 3 of 3 runs)."""
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, runtime_dir])
+    try:
+        for _ in range(3):
+            run = subprocess.run(
+                [sys.executable, "-c", MANY, "60"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert run.returncode == 0, run.stdout + run.stderr
+            assert run.stdout == "exiting\n"
+            assert "FATAL" not in run.stderr, run.stderr
+        assert writer.poll() is None, "the writer exited"
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+FORKED_CTRL_C = r"""
+import os, sys, time
+import tf_shm
+
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    buffer = tf_shm.Buffer(open_timeout=10_000_000_000)
+    os.write(write, b"w")
+    start = time.monotonic()
+    try:
+        buffer.lookup_transform("map", "nowhere", 0, 60_000_000_000)
+        print("no interrupt", flush=True)
+    except KeyboardInterrupt:
+        print(f"KeyboardInterrupt after {time.monotonic() - start:.1f} s", flush=True)
+    os._exit(0)
+os.read(read, 1)
+time.sleep(0.5)
+os.kill(pid, 2)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_ctrl_c_ends_a_wait_in_a_forked_child(runtime_dir):
+    """A child forked after `import tf_shm` (multiprocessing's fork start method) has its own
+    main thread, the one that forked: SIGINT ends its timed wait with KeyboardInterrupt, as it
+    ends time.sleep there (with the parent's main thread kept, it slept out its minute)."""
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, runtime_dir])
+    try:
+        run = subprocess.run(
+            [sys.executable, "-c", FORKED_CTRL_C],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert run.stdout.startswith("KeyboardInterrupt after "), run.stdout + run.stderr
     finally:
         writer.kill()
         writer.wait()

@@ -427,7 +427,8 @@ class Buffer(BufferInterface):
         def run() -> None:
             try:
                 # Waits a second at a time (GIL released) so a cancelled future ends it; at
-                # the interpreter's exit every wait answers at once, and this one ends.
+                # the interpreter's exit a wait begun after the exit hook answers at once and
+                # this loop ends (one in progress then parks this daemon thread for good).
                 while not fut.done() and not ready(1.0):
                     if _native.interpreter_exiting():
                         return
