@@ -53,6 +53,14 @@ expect "C (static)" "map -> odom: 2.000000 1.000000 0.000000" "$w/consumer/tf_sh
 if ldd "$w/consumer/tf_shm_consumer_c" | grep -q libtf_shm_c; then
   echo "tf_shm_consumer_c should not need libtf_shm_c.so" >&2; exit 1
 fi
+# A shell without the ROS environment, where Debian's ROS 1 tf2 and geometry_msgs (catkin
+# packages, installed here as the tests' reference) are found: they must not end the
+# configuration (tf_shm::tf2_buffer is then not defined; the rest builds and runs).
+env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME" cmake -S crates/tf_shm_c/tests/cmake_consumer \
+  -B "$w/consumer_plain" -DCMAKE_PREFIX_PATH="$w/prefix" >/dev/null
+cmake --build "$w/consumer_plain" >/dev/null
+expect "C++ (shared), outside ROS" "map -> odom: 2.000000 1.000000 0.000000" \
+  "$w/consumer_plain/tf_shm_consumer"
 if [ -x "$w/consumer/tf_shm_tf2_consumer" ]; then
   expect "C++ through tf2's interfaces" "map -> odom: 2.000000 1.000000 0.000000" "$w/consumer/tf_shm_tf2_consumer"
   expect "tf2's exception classes" "tf2::LookupException: " "$w/consumer/tf_shm_tf2_consumer"
