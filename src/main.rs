@@ -15,6 +15,7 @@ mod ratelimit;
 mod ready;
 mod rendezvous_log;
 mod startup;
+mod static_publishers;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -34,6 +35,7 @@ use ratelimit::RateLimiter;
 use ready::Readiness;
 use rendezvous_log::RendezvousLog;
 use startup::{Phase, Timeline};
+use static_publishers::{gid16, Publisher, StaticPublishers};
 
 fn main() -> ExitCode {
     let timeline = Timeline::start();
@@ -119,6 +121,7 @@ struct Shared {
     tf_gaps: Gaps,
     static_gaps: Gaps,
     readiness: Readiness,
+    statics: StaticPublishers,
     timeline: Timeline,
     jumps: JumpDetector,
     clock: Arc<Mutex<r2r::Clock>>,
@@ -151,6 +154,9 @@ impl Shared {
             &mut self.tf_gaps
         };
         self.losses.observe(gaps, info);
+        if is_static {
+            self.statics.heard(info.publisher_gid);
+        }
         let Some(owner) = self.owner.as_mut() else {
             return;
         };
@@ -198,9 +204,13 @@ struct Intake {
 
 /// How often the periodic work runs (loss and refusal reports, readiness, the clock).
 const TICK: Duration = Duration::from_millis(100);
-/// How often the graph is asked for the static topic's publishers (until ready only: a graph
-/// query costs more than taking a message).
+/// How often the graph is asked for the static topic's publishers until ready (a graph query
+/// costs more than taking a message).
 const GRAPH_PERIOD: Duration = Duration::from_millis(100);
+/// How often, once ready, the graph's static publishers are compared with those heard from.
+const STATICS_PERIOD: Duration = Duration::from_secs(1);
+/// How often unheard static publishers are said again while they last.
+const UNHEARD_REPEAT: Duration = Duration::from_secs(60);
 
 /// Writes one message's transforms (waiting consumers are woken once, after the message);
 /// logs frames seen for the first time. A message that is not a TFMessage is counted and said.
@@ -252,6 +262,7 @@ impl Intake {
         let mut graph_at = Instant::now() - GRAPH_PERIOD;
         let mut startup_graph_at = Instant::now() - STARTUP_GRAPH_PERIOD;
         let mut static_publishers = None;
+        let mut unheard_said: (Vec<[u8; 16]>, Option<Instant>) = (Vec::new(), None);
         while !stop.load(Ordering::Relaxed) {
             let mut wait = next_tick.saturating_duration_since(Instant::now());
             let watching = !ready && {
@@ -309,14 +320,29 @@ impl Intake {
                     );
                 }
             }
-            if !ready {
-                if now.duration_since(graph_at) >= GRAPH_PERIOD {
-                    graph_at = now;
-                    let topic = &self.settings.tf_static_topic;
-                    if let Ok(p) = self.node.get_publishers_info_by_topic(topic, false) {
-                        static_publishers = Some(p.len());
-                    }
+            let period = if ready { STATICS_PERIOD } else { GRAPH_PERIOD };
+            if now.duration_since(graph_at) >= period {
+                graph_at = now;
+                let topic = &self.settings.tf_static_topic;
+                if let Ok(p) = self.node.get_publishers_info_by_topic(topic, false) {
+                    static_publishers = Some(p.len());
+                    let graph = p
+                        .iter()
+                        .map(|e| Publisher {
+                            gid: gid16(&e.endpoint_gid),
+                            node: format!(
+                                "{}/{}",
+                                e.node_namespace.trim_end_matches('/'),
+                                e.node_name
+                            ),
+                            durability: format!("{:?}", e.qos_profile.durability),
+                        })
+                        .collect();
+                    let unheard = s.statics.update(now, graph);
+                    report_unheard(&mut s, topic, &unheard, &mut unheard_said, now);
                 }
+            }
+            if !ready {
                 ready = s.readiness.check(now, static_publishers);
                 if ready {
                     s.owner().writer().declare_ready();
@@ -345,6 +371,48 @@ impl Intake {
         let owner = lock(&self.shared).owner.take();
         drop(owner);
     }
+}
+
+/// Counts the unheard static publishers in the arena's header and says them at warn when
+/// their set changes, and again every [`UNHEARD_REPEAT`] while there are any.
+fn report_unheard(
+    s: &mut Shared,
+    topic: &str,
+    unheard: &[Publisher],
+    said: &mut (Vec<[u8; 16]>, Option<Instant>),
+    now: Instant,
+) {
+    let gids: Vec<[u8; 16]> = unheard.iter().map(|p| p.gid).collect();
+    let changed = gids != said.0;
+    if changed {
+        s.owner()
+            .writer()
+            .set_static_publishers_unheard(gids.len() as u64);
+    }
+    let due = said
+        .1
+        .is_none_or(|t| now.duration_since(t) >= UNHEARD_REPEAT);
+    if !unheard.is_empty() && (changed || due) {
+        let list: Vec<String> = unheard
+            .iter()
+            .map(|p| format!("{} (durability {})", p.node, p.durability))
+            .collect();
+        tracing::warn!(
+            "{} {topic} publisher(s) in the ROS graph delivered nothing in {} s or more: {}; \
+             their static transforms are not in the arena (a volatile publisher cannot match \
+             this transient-local subscription; otherwise DDS did not deliver its latched \
+             sample: restart the bridge or the publisher)",
+            unheard.len(),
+            static_publishers::UNHEARD_AFTER.as_secs(),
+            list.join(", ")
+        );
+        said.1 = Some(now);
+    }
+    if unheard.is_empty() && changed {
+        tracing::info!("every {topic} publisher in the ROS graph has delivered");
+        said.1 = None;
+    }
+    said.0 = gids;
 }
 
 /// How often the graph is asked for /tf's publishers at start-up, until one is seen (the
@@ -459,6 +527,7 @@ async fn run(cli: Cli, mut timeline: Timeline) -> Result<(), String> {
         tf_gaps: Gaps::default(),
         static_gaps: Gaps::default(),
         readiness: Readiness::new(Instant::now()),
+        statics: StaticPublishers::default(),
         timeline,
         jumps: JumpDetector::default(),
         clock: node.get_ros_clock(),

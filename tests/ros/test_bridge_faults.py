@@ -333,3 +333,38 @@ for b in range(100):
 print("flooded", flush=True)
 time.sleep(3600)
 """
+
+
+def test_a_static_publisher_that_delivers_nothing_is_said_and_warned_by_doctor(run):
+    """A /tf_static publisher in the graph whose transforms never reach the bridge (here a
+    volatile one: it cannot match the bridge's transient-local subscription) is named in a warn
+    line with its durability and counted for doctor's STATICS check; a latched publisher
+    beside it delivers and is not named."""
+    pub = publisher(run, "volatile_static", 1)
+    expect_line(run, pub, "up", 60)
+    bridge = run.bridge()
+    stored(run, "latched_static", {"latched_static"}, 30)
+    assert frames_named(run, "latched_static") == {"latched_static"}, run.logs()
+    wait_for(
+        "the bridge's warn line on the publisher that delivered nothing",
+        lambda: run.check_alive(bridge) or "delivered nothing" in bridge.log.read_text(),
+        30,
+        run,
+    )
+    line = next(ln for ln in bridge.log.read_text().splitlines() if "delivered nothing" in ln)
+    assert "WARN" in line and "1 /tf_static publisher(s)" in line, line
+    assert "/volatile_static_pub_0 (durability Volatile)" in line, line
+    assert "latched_static_pub" not in line, line
+    check = doctor(run)["STATICS"]
+    assert check["status"] == "warn", check
+    assert check["verdict"].startswith("1 /tf_static publisher(s) in the ROS graph"), check
+    assert not frames_named(run, "volatile_static"), run.logs()
+    # The publisher leaves the graph: the count goes back to 0.
+    pub.kill()
+    pub.wait()
+    wait_for(
+        "STATICS ok once the publisher left the graph",
+        lambda: doctor(run)["STATICS"]["status"] == "ok",
+        30,
+        run,
+    )

@@ -10,6 +10,11 @@
               held_lead under origin), prints "lead sent", then waits for a line on stdin and
               publishes N /tf messages back to back (children held_0 .. held_{N-1}); prints
               "sent N", then stays up until killed.
+  volatile_static N
+              one /tf_static publisher with tf2_ros's latched QoS (node latched_static_pub, child
+              latched_static under base_link) and N whose durability is volatile (nodes
+              volatile_static_pub_I, children volatile_static_I), each publishing once; prints
+              "up", then spins until killed.
   live HZ     /tf map -> base_link at HZ with x = stamp_s mod 100, y = 0.5, rotation about z of
               (stamp_s mod 10) rad; /tf_static base_link -> sensor (0.1, 0.2, 0.3) latched;
               prints "up", then publishes until killed.
@@ -58,6 +63,25 @@ def statics(n):
                     transform("base_link", f"static_{i}", time.time_ns(), (0.01 * i, 0.0, 0.0))
                 ]
             )
+        )
+        nodes.append((node, pub))
+    say("up")
+    while True:
+        time.sleep(1)
+
+
+def volatile_static(n):
+    volatile = QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
+    )
+    nodes = []
+    for name, child, qos in [("latched_static_pub", "latched_static", STATIC_QOS)] + [
+        (f"volatile_static_pub_{i}", f"volatile_static_{i}", volatile) for i in range(n)
+    ]:
+        node = rclpy.create_node(name)
+        pub = node.create_publisher(TFMessage, "/tf_static", qos)
+        pub.publish(
+            TFMessage(transforms=[transform("base_link", child, time.time_ns(), (0.1, 0.0, 0.0))])
         )
         nodes.append((node, pub))
     say("up")
@@ -128,7 +152,13 @@ def live(hz):
 def main():
     mode, arg = sys.argv[1], int(sys.argv[2])
     rclpy.init()
-    {"statics": statics, "burst": burst, "held": held, "live": live}[mode](arg)
+    {
+        "statics": statics,
+        "burst": burst,
+        "held": held,
+        "live": live,
+        "volatile_static": volatile_static,
+    }[mode](arg)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,9 @@ pub struct ArenaStats {
     pub clears_total: u64,
     /// Messages the bridge received but could not store (its intake queue was full).
     pub messages_lost: u64,
+    /// `/tf_static` publishers the bridge sees in the ROS graph and has received nothing from
+    /// (0 for owners that are not a bridge).
+    pub static_publishers_unheard: u64,
     /// When the bridge declared the arena ready, ns since the Unix epoch (0: not yet).
     pub ready_unix_ns: i64,
     /// Wall-clock time the arena was created, ns since the Unix epoch.
@@ -175,6 +178,7 @@ impl ArenaView {
             ring_pool_exhausted: status & STATUS_POOL_EXHAUSTED != 0,
             clears_total: h.clears_total.load(Ordering::Relaxed),
             messages_lost: h.messages_lost.load(Ordering::Relaxed),
+            static_publishers_unheard: h.static_publishers_unheard.load(Ordering::Relaxed),
             ready_unix_ns: h.ready_unix_ns.load(Ordering::Acquire),
             created_unix_ns: h.created_unix_ns.load(Ordering::Relaxed),
             last_write_unix_ns: h.last_write_unix_ns.load(Ordering::Relaxed),

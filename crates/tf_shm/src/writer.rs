@@ -497,6 +497,15 @@ impl ArenaWriter {
             .fetch_max(total, Ordering::Relaxed);
     }
 
+    /// Sets how many `/tf_static` publishers the process feeding this writer sees in the ROS
+    /// graph without having received anything from them (for `tf_shm doctor`). The current
+    /// count: it goes down again when one delivers or leaves the graph.
+    pub fn set_static_publishers_unheard(&mut self, count: u64) {
+        self.header()
+            .static_publishers_unheard
+            .store(count, Ordering::Relaxed);
+    }
+
     /// Declares the arena ready: the writer has caught up after its start (what it had to
     /// receive first is stored). Consumers of an earlier arena of the same location keep
     /// answering from it until then (see [`crate::Buffer`]). Idempotent; the first time stays.

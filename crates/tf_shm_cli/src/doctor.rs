@@ -14,6 +14,7 @@
 //! | REFUSED      | the bridge refused transforms (TF_OLD_DATA alone only warns)              |
 //! | INTAKE       | messages were lost on the way in (middleware or the bridge's queue)       |
 //! | READY        | the arena is not declared ready yet (warns: the bridge is catching up)    |
+//! | STATICS      | a `/tf_static` publisher in the ROS graph delivered nothing to the bridge (warns) |
 //! | PARTICIPANTS | a participant entry is stuck: held while its recorded process is gone     |
 //!
 //! Renamed codes: `PARTICIPANTS` was `SLOTS`. Until the next release `--json` lists such a
@@ -552,6 +553,30 @@ fn ready_check(ready_unix_ns: i64, created_unix_ns: i64, now: i64) -> Check {
     )
 }
 
+fn statics_check(unheard: u64) -> Check {
+    if unheard == 0 {
+        return check(
+            "STATICS",
+            Verdict::Ok,
+            "every /tf_static publisher in the ROS graph has delivered",
+            "",
+        );
+    }
+    check(
+        "STATICS",
+        Verdict::Warn,
+        format!(
+            "{unheard} /tf_static publisher(s) in the ROS graph delivered nothing to the bridge: \
+             their static transforms are not in the arena"
+        ),
+        "the bridge's warn line names each (node, durability). A publisher whose durability is \
+         volatile cannot match the bridge's transient-local subscription (tf2_ros's \
+         StaticTransformBroadcaster is transient local): fix its QoS. Otherwise DDS did not \
+         deliver its latched sample (seen after a SIGKILLed bridge was restarted at once): \
+         restart the bridge or the publisher",
+    )
+}
+
 /// Participant entries, in the words and states of `tf_shm participants` ([`EntryState`]).
 fn participants_check(rows: &[ParticipantRow]) -> Check {
     let entries: Vec<&ParticipantRow> = rows.iter().filter(|r| r.entry != "owner").collect();
@@ -657,7 +682,7 @@ fn data_check(stats: &ArenaStats, frames: &[FrameInfo], now: i64, quiet_s: f64) 
     )
 }
 
-/// The checks of an open arena's contents (CAPACITY … READY), at `now` (Unix ns).
+/// The checks of an open arena's contents (CAPACITY … STATICS), at `now` (Unix ns).
 pub fn arena_checks(view: &ArenaView, a: &DoctorArgs, now: i64) -> Vec<Check> {
     let stats = view.stats();
     let frames = match view.frames() {
@@ -687,6 +712,7 @@ pub fn arena_checks(view: &ArenaView, a: &DoctorArgs, now: i64) -> Vec<Check> {
         refused_check(&stats.refusals, stats.capacity_refusals),
         intake_check(stats.messages_lost),
         ready_check(stats.ready_unix_ns, stats.created_unix_ns, now),
+        statics_check(stats.static_publishers_unheard),
     ]
 }
 
@@ -712,6 +738,7 @@ pub fn checks(g: &Global, a: &DoctorArgs) -> Result<Vec<Check>, LocationError> {
         Err(_) => {
             for code in [
                 "CAPACITY", "HISTORY", "PARENTS", "DATA", "STALE", "REFUSED", "INTAKE", "READY",
+                "STATICS",
             ] {
                 out.push(check(code, Verdict::Skip, "no arena to read", ""));
             }

@@ -119,6 +119,7 @@ fn healthy_arena_passes_every_check() {
             "REFUSED",
             "INTAKE",
             "READY",
+            "STATICS",
             "PARTICIPANTS",
             // The same check under its former code, for scripts, until the next release.
             "SLOTS"
@@ -143,7 +144,7 @@ fn healthy_arena_passes_every_check() {
             .starts_with("ok    RUNTIME_DIR  "),
         "{text}"
     );
-    assert!(text.ends_with("12 checks: 0 failed, 0 warned\n"), "{text}");
+    assert!(text.ends_with("13 checks: 0 failed, 0 warned\n"), "{text}");
     assert!(
         !text.contains("SLOTS"),
         "text shows current codes only:\n{text}"
@@ -158,6 +159,7 @@ fn no_bridge_fails_and_skips_the_arena_checks() {
     assert_eq!(status(&checks, "RUNTIME_DIR").0, "warn");
     for c in [
         "COMPAT", "CAPACITY", "HISTORY", "PARENTS", "STALE", "REFUSED", "INTAKE", "READY",
+        "STATICS",
     ] {
         assert_eq!(status(&checks, c).0, "skip", "{c}");
     }
@@ -385,6 +387,46 @@ fn an_arena_not_declared_ready_warns() {
     owner.writer().declare_ready();
     let checks = doctor(&dir, &[], 0);
     only_fails(&checks, &[]);
+}
+
+#[test]
+fn static_publishers_the_bridge_never_heard_warn() {
+    let dir = TestDir::new("dst");
+    let mut owner = dir.owner(small_config());
+    healthy(&mut owner);
+    owner.writer().set_static_publishers_unheard(2);
+    let checks = doctor(&dir, &[], 0);
+    let (st, verdict) = status(&checks, "STATICS");
+    assert_eq!(st, "warn");
+    assert!(
+        verdict.starts_with("2 /tf_static publisher(s) in the ROS graph delivered nothing"),
+        "{verdict}"
+    );
+    let j = dir.run(&["--json", "doctor"]).expect(0).json();
+    let hint = j["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["code"] == "STATICS")
+        .unwrap()["hint"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for cause in [
+        "volatile",
+        "transient-local",
+        "restart the bridge or the publisher",
+    ] {
+        assert!(
+            hint.contains(cause),
+            "STATICS' hint lacks {cause:?}: {hint}"
+        );
+    }
+    // One delivered (or left the graph): the bridge lowers the count.
+    owner.writer().set_static_publishers_unheard(0);
+    let checks = doctor(&dir, &[], 0);
+    only_fails(&checks, &[]);
+    assert_eq!(status(&checks, "STATICS").0, "ok");
 }
 
 #[test]

@@ -55,7 +55,10 @@ pub struct Header {
     pub initial_ring_capacity: AtomicU32,
     pub owner_pid: AtomicU32,
     pub _reserved0: AtomicU32,
-    pub _reserved4: AtomicU64,
+    /// `/tf_static` publishers in the ROS graph, seen there for a while, from which the bridge
+    /// has received nothing (their static transforms are not in the arena); set by the bridge,
+    /// 0 for any other owner.
+    pub static_publishers_unheard: AtomicU64,
     /// Bytes from copy 0 to copy 1 (`frames_off` and `pool_off` of copy 1 are this much
     /// further).
     pub copy_stride: AtomicU64,
@@ -303,7 +306,7 @@ shared_records! {
         initial_ring_capacity: AtomicU32 = 140,
         owner_pid: AtomicU32 = 144,
         _reserved0: AtomicU32 = 148,
-        _reserved4: AtomicU64 = 152,
+        static_publishers_unheard: AtomicU64 = 152,
         copy_stride: AtomicU64 = 160,
         _reserved1: AtomicU64 = 168,
         names_used: AtomicU64 = 176,
