@@ -41,6 +41,9 @@ const SWAP_RECHECK: Duration = Duration::from_millis(200);
 pub struct Buffer {
     shared: Arc<Follower>,
     monitor: Option<JoinHandle<()>>,
+    /// The process that started `monitor`: a child forked since has a copy of the buffer but
+    /// not the thread, and shares the thread's wake-up eventfd with the parent.
+    pid: u32,
 }
 
 impl Buffer {
@@ -50,6 +53,7 @@ impl Buffer {
         Ok(Buffer {
             shared,
             monitor: Some(monitor),
+            pid: std::process::id(),
         })
     }
 
@@ -409,6 +413,12 @@ impl Join {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
+        if std::process::id() != self.pid {
+            // A forked child: the monitor thread is the parent's (joining it here fails), and a
+            // stop request would wake it through the eventfd the two processes share.
+            std::mem::forget(self.monitor.take());
+            return;
+        }
         self.shared.stop();
         if let Some(t) = self.monitor.take() {
             let _ = t.join();

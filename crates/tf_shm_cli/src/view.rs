@@ -339,9 +339,7 @@ pub fn run(g: &Global, a: &ViewArgs) -> u8 {
             );
         }
         if a.open {
-            if let Err(e) = std::process::Command::new("xdg-open").arg(&url).spawn() {
-                eprintln!("tf_shm: cannot start xdg-open ({e}); open the URL yourself");
-            }
+            open_in_browser(&url);
         }
         let router = axum::Router::new().fallback(handle).with_state(app);
         match axum::serve(listener, router)
@@ -355,4 +353,29 @@ pub fn run(g: &Global, a: &ViewArgs) -> u8 {
             }
         }
     })
+}
+
+/// `xdg-open URL`, its own output hidden (on a machine without a browser it prints one line per
+/// method it tried): one line of ours when it cannot start or fails.
+fn open_in_browser(url: &str) {
+    use std::process::{Command, Stdio};
+    let child = Command::new("xdg-open")
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    match child {
+        Err(e) => eprintln!("tf_shm: cannot start xdg-open ({e}); open the URL yourself"),
+        Ok(mut child) => {
+            std::thread::spawn(move || match child.wait() {
+                Ok(status) if status.success() => {}
+                Ok(status) => eprintln!(
+                    "tf_shm: xdg-open found no browser to open the page ({status}); open the URL \
+                     yourself"
+                ),
+                Err(e) => eprintln!("tf_shm: xdg-open: {e}; open the URL yourself"),
+            });
+        }
+    }
 }
