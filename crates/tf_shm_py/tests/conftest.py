@@ -2,8 +2,11 @@
 written through the test-only owner (standing in for tf_shm_bridge), and a Buffer on it."""
 
 import math
+import subprocess
+import sys
 
 import pytest
+from processes import WRITER
 
 NS = 1_000_000_000
 
@@ -15,6 +18,18 @@ def runtime_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("TF_SHM_RUNTIME_DIR", str(d))
     monkeypatch.delenv("ROS_DOMAIN_ID", raising=False)
     return str(d)
+
+
+@pytest.fixture
+def writer(runtime_dir):
+    """A live arena in `runtime_dir`, written by another process until the test ends (which
+    checks the writer was up throughout)."""
+    p = subprocess.Popen([sys.executable, "-c", WRITER, runtime_dir])
+    yield p
+    alive = p.poll() is None
+    p.kill()
+    p.wait()
+    assert alive, "the writer exited"
 
 
 @pytest.fixture

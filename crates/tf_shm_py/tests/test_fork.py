@@ -3,10 +3,7 @@ of it but not its re-attach thread, and the two processes share that thread's wa
 Dropping the child's copy must neither join a thread the child does not have (it panicked) nor
 stop the parent's, which keeps answering."""
 
-import subprocess
-import sys
-
-from test_wait_ends import WRITER
+from processes import python
 
 SCRIPT = r"""
 import os, sys, time
@@ -38,19 +35,8 @@ print("parent answers", "moved" if later != first else "stuck", flush=True)
 """
 
 
-def test_a_forked_child_drops_its_copy_of_a_buffer(runtime_dir):
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, runtime_dir])
-    try:
-        run = subprocess.run(
-            [sys.executable, "-c", SCRIPT],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert run.returncode == 0, run.stdout + run.stderr
-        assert run.stdout == "child exit 0\nparent answers moved\n", run.stdout + run.stderr
-        assert "panicked" not in run.stderr, run.stderr
-    finally:
-        writer.kill()
-        writer.wait()
+def test_a_forked_child_drops_its_copy_of_a_buffer(writer):
+    run = python(SCRIPT, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout == "child exit 0\nparent answers moved\n", run.stdout + run.stderr
+    assert "panicked" not in run.stderr, run.stderr

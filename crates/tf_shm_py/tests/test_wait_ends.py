@@ -9,17 +9,7 @@ their main thread returns; Ctrl-C on the main thread, also in a forked child."""
 import subprocess
 import sys
 
-WRITER = r"""
-import sys, time
-from tf_shm._testing import Arena
-
-arena = Arena(sys.argv[1])
-k = 0
-while True:
-    k += 1
-    arena.set_transform("map", "odom", k * 1_000_000, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
-    time.sleep(0.0005)
-"""
+from processes import python
 
 SCRIPT = r"""
 import sys, threading, time
@@ -55,24 +45,12 @@ print("waiting", flush=True)
 """
 
 
-def test_exit_while_daemon_threads_wait_in_tf_shm_is_clean(runtime_dir):
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, runtime_dir])
-    try:
-        for _ in range(5):
-            run = subprocess.run(
-                [sys.executable, "-c", SCRIPT],
-                capture_output=True,
-                text=True,
-                timeout=30,
-                check=False,
-            )
-            assert run.returncode == 0, run.stdout + run.stderr
-            assert run.stdout == "waiting\n"
-            assert "FATAL" not in run.stderr, run.stderr
-        assert writer.poll() is None, "the writer exited"
-    finally:
-        writer.kill()
-        writer.wait()
+def test_exit_while_daemon_threads_wait_in_tf_shm_is_clean(writer):
+    for _ in range(5):
+        run = python(SCRIPT)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert run.stdout == "waiting\n"
+        assert "FATAL" not in run.stderr, run.stderr
 
 
 CTRL_C = r"""
@@ -95,32 +73,26 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_ends_a_wait_on_the_main_thread(runtime_dir):
+def test_ctrl_c_ends_a_wait_on_the_main_thread(writer):
     """As tf2_ros's waits (a threading condition), a timed lookup, check or a wait for a first
     bridge on the main thread ends with KeyboardInterrupt when SIGINT arrives, here while
     the writer's samples wake it; without, it would sleep out its minute."""
     import signal
     import time
 
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, runtime_dir])
-    try:
-        for call in ("lookup", "can", "open"):
-            node = subprocess.Popen(
-                [sys.executable, "-c", CTRL_C, call],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            assert node.stdout.readline() == "waiting\n", node.stderr.read()
-            time.sleep(0.5)
-            node.send_signal(signal.SIGINT)
-            out, err = node.communicate(timeout=20)
-            assert node.returncode == 0, out + err
-            assert out.startswith("KeyboardInterrupt after "), (call, out, err)
-        assert writer.poll() is None, "the writer exited"
-    finally:
-        writer.kill()
-        writer.wait()
+    for call in ("lookup", "can", "open"):
+        node = subprocess.Popen(
+            [sys.executable, "-c", CTRL_C, call],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert node.stdout.readline() == "waiting\n", node.stderr.read()
+        time.sleep(0.5)
+        node.send_signal(signal.SIGINT)
+        out, err = node.communicate(timeout=20)
+        assert node.returncode == 0, out + err
+        assert out.startswith("KeyboardInterrupt after "), (call, out, err)
 
 
 MANY = r"""
@@ -151,28 +123,16 @@ print("exiting", flush=True)
 """
 
 
-def test_exit_is_clean_with_many_waits_and_threads_that_hold_the_gil(runtime_dir):
+def test_exit_is_clean_with_many_waits_and_threads_that_hold_the_gil(writer):
     """Sixty daemon threads wait while the writer's samples wake them; a thread whose wait
     ended would then compete for the GIL with threads that hold it in turns. None may take it
     back once finalization can begin (an exit hook that woke them all and waited a grace
     period for them aborted this process in 3 of 3 runs)."""
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, runtime_dir])
-    try:
-        for _ in range(3):
-            run = subprocess.run(
-                [sys.executable, "-c", MANY, "60"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
-            assert run.returncode == 0, run.stdout + run.stderr
-            assert run.stdout == "exiting\n"
-            assert "FATAL" not in run.stderr, run.stderr
-        assert writer.poll() is None, "the writer exited"
-    finally:
-        writer.kill()
-        writer.wait()
+    for _ in range(3):
+        run = python(MANY, "60", timeout=60)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert run.stdout == "exiting\n"
+        assert "FATAL" not in run.stderr, run.stderr
 
 
 FORKED_CTRL_C = r"""
@@ -199,21 +159,10 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def test_ctrl_c_ends_a_wait_in_a_forked_child(runtime_dir):
+def test_ctrl_c_ends_a_wait_in_a_forked_child(writer):
     """A child forked after `import tf_shm` (multiprocessing's fork start method) has its own
     main thread, the one that forked: SIGINT ends its timed wait with KeyboardInterrupt, as it
     ends time.sleep there (with the parent's main thread kept, it slept out its minute)."""
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, runtime_dir])
-    try:
-        run = subprocess.run(
-            [sys.executable, "-c", FORKED_CTRL_C],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        assert run.returncode == 0, run.stdout + run.stderr
-        assert run.stdout.startswith("KeyboardInterrupt after "), run.stdout + run.stderr
-    finally:
-        writer.kill()
-        writer.wait()
+    run = python(FORKED_CTRL_C)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("KeyboardInterrupt after "), run.stdout + run.stderr
