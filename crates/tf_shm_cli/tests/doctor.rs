@@ -39,6 +39,20 @@ fn status<'a>(checks: &'a [(String, String, String)], code: &str) -> (&'a str, &
     (&c.1, &c.2)
 }
 
+/// The hint of check `code` in `doctor --json` (which exits with `exit`).
+fn hint(dir: &TestDir, code: &str, exit: i32) -> String {
+    let j = dir.run(&["--json", "doctor"]).expect(exit).json();
+    j["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["code"] == code)
+        .unwrap_or_else(|| panic!("no check {code}: {j}"))["hint"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// Only `failing` fail; everything else is ok.
 fn only_fails(checks: &[(String, String, String)], failing: &[&str]) {
     for (code, st, verdict) in checks {
@@ -345,16 +359,7 @@ fn lost_messages_fail_intake() {
          bridge's full intake queue)"
     );
     // The hint names every cause a loss can have, a network outage between hosts first.
-    let j = dir.run(&["--json", "doctor"]).expect(1).json();
-    let hint = j["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["code"] == "INTAKE")
-        .unwrap()["hint"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let hint = hint(&dir, "INTAKE", 1);
     for cause in [
         "network between the publisher's host and the bridge's was down",
         "outage",
@@ -402,16 +407,7 @@ fn static_publishers_the_bridge_never_heard_warn() {
         verdict.starts_with("2 /tf_static publisher(s) in the ROS graph delivered nothing"),
         "{verdict}"
     );
-    let j = dir.run(&["--json", "doctor"]).expect(0).json();
-    let hint = j["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["code"] == "STATICS")
-        .unwrap()["hint"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let hint = hint(&dir, "STATICS", 0);
     for cause in [
         "volatile",
         "transient-local",
