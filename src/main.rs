@@ -399,9 +399,9 @@ fn report_unheard(
             .collect();
         tracing::warn!(
             "{} {topic} publisher(s) in the ROS graph delivered nothing in {} s or more: {}; \
-             their static transforms are not in the arena (a volatile publisher cannot match \
-             this transient-local subscription; otherwise DDS did not deliver its latched \
-             sample: restart the bridge or the publisher)",
+             whatever they sent is not in the arena (a volatile publisher cannot match this \
+             transient-local subscription; otherwise DDS did not deliver its latched sample: \
+             restart the bridge or the publisher; or the publisher has sent nothing yet)",
             unheard.len(),
             static_publishers::UNHEARD_AFTER.as_secs(),
             list.join(", ")

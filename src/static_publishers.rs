@@ -4,7 +4,8 @@
 //! gets them when it matches the publisher. A publisher that never delivers leaves its static
 //! transforms out of the arena for good, and nothing else would say so: a volatile publisher
 //! (it cannot match a transient-local subscription), or a latched sample that DDS did not
-//! deliver (seen once after a SIGKILLed bridge was restarted at once). So the graph's
+//! deliver (seen once after a SIGKILLed bridge was restarted at once); a broadcaster that has
+//! sent nothing yet looks the same, and is counted too. So the graph's
 //! publishers are compared, by endpoint id, with the publishers messages came from; one in the
 //! graph for [`UNHEARD_AFTER`] without a message is unheard. The bridge logs them and counts
 //! them in the arena's header for `tf_shm doctor`.
