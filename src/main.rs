@@ -262,7 +262,7 @@ impl Intake {
         let mut graph_at = Instant::now() - GRAPH_PERIOD;
         let mut startup_graph_at = Instant::now() - STARTUP_GRAPH_PERIOD;
         let mut static_publishers = None;
-        let mut unheard_said: (Vec<[u8; 16]>, Option<Instant>) = (Vec::new(), None);
+        let mut unheard_said = UnheardSaid::default();
         while !stop.load(Ordering::Relaxed) {
             let mut wait = next_tick.saturating_duration_since(Instant::now());
             let watching = !ready && {
@@ -373,24 +373,33 @@ impl Intake {
     }
 }
 
+/// What [`report_unheard`] last reported.
+#[derive(Default)]
+struct UnheardSaid {
+    /// The unheard static publishers counted in the header.
+    gids: Vec<[u8; 16]>,
+    /// When they were last said at warn (`None`: not since the set last changed to empty).
+    at: Option<Instant>,
+}
+
 /// Counts the unheard static publishers in the arena's header and says them at warn when
 /// their set changes, and again every [`UNHEARD_REPEAT`] while there are any.
 fn report_unheard(
     s: &mut Shared,
     topic: &str,
     unheard: &[Publisher],
-    said: &mut (Vec<[u8; 16]>, Option<Instant>),
+    said: &mut UnheardSaid,
     now: Instant,
 ) {
     let gids: Vec<[u8; 16]> = unheard.iter().map(|p| p.gid).collect();
-    let changed = gids != said.0;
+    let changed = gids != said.gids;
     if changed {
         s.owner()
             .writer()
             .set_static_publishers_unheard(gids.len() as u64);
     }
     let due = said
-        .1
+        .at
         .is_none_or(|t| now.duration_since(t) >= UNHEARD_REPEAT);
     if !unheard.is_empty() && (changed || due) {
         let list: Vec<String> = unheard
@@ -406,13 +415,13 @@ fn report_unheard(
             static_publishers::UNHEARD_AFTER.as_secs(),
             list.join(", ")
         );
-        said.1 = Some(now);
+        said.at = Some(now);
     }
     if unheard.is_empty() && changed {
         tracing::info!("every {topic} publisher in the ROS graph has delivered");
-        said.1 = None;
+        said.at = None;
     }
-    said.0 = gids;
+    said.gids = gids;
 }
 
 /// How often the graph is asked for /tf's publishers at start-up, until one is seen (the

@@ -32,16 +32,9 @@ static EXITING: AtomicBool = AtomicBool::new(false);
 /// module loads and in a forked child; 0 if unknown.
 static MAIN_THREAD: AtomicI64 = AtomicI64::new(0);
 static NEXT: AtomicU64 = AtomicU64::new(0);
-/// The waits of threads that have released the GIL.
-static WAITING: Mutex<Option<HashMap<u64, Entry>>> = Mutex::new(None);
-
-/// One wait with the GIL released.
-struct Entry {
-    /// The process it was begun in (a forked child has copies of its parent's entries).
-    pid: u32,
-    /// Its wait ended before the exit hook ran: its thread takes the GIL back.
-    returning: bool,
-}
+/// The threads whose wait ended before the exit hook ran, on their way back to Python (the GIL
+/// not yet taken), each with the process it was in: a forked child has copies of its parent's.
+static RETURNING: Mutex<Option<HashMap<u64, u32>>> = Mutex::new(None);
 
 /// How often a wait for a first bridge looks at what should end it.
 pub const OPEN_STEP: Duration = Duration::from_millis(100);
@@ -50,8 +43,8 @@ pub const OPEN_STEP: Duration = Duration::from_millis(100);
 /// (they need nothing else: a few switch intervals however many threads hold it meanwhile).
 const RETURN_GRACE: Duration = Duration::from_secs(10);
 
-fn waiting() -> MutexGuard<'static, Option<HashMap<u64, Entry>>> {
-    WAITING.lock().unwrap_or_else(|p| p.into_inner())
+fn returning() -> MutexGuard<'static, Option<HashMap<u64, u32>>> {
+    RETURNING.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 pub fn exiting() -> bool {
@@ -98,13 +91,6 @@ pub fn detached<T: Ungil>(py: Python<'_>, wait: impl Send + FnOnce(&Wait) -> T) 
         raised: Mutex::new(None),
     };
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    waiting().get_or_insert_with(HashMap::new).insert(
-        id,
-        Entry {
-            pid: std::process::id(),
-            returning: false,
-        },
-    );
     let out = if exiting() {
         wait(&w)
     } else {
@@ -118,7 +104,7 @@ pub fn detached<T: Ungil>(py: Python<'_>, wait: impl Send + FnOnce(&Wait) -> T) 
             out
         })
     };
-    if let Some(all) = waiting().as_mut() {
+    if let Some(all) = returning().as_mut() {
         all.remove(&id);
     }
     match w.raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
@@ -129,15 +115,14 @@ pub fn detached<T: Ungil>(py: Python<'_>, wait: impl Send + FnOnce(&Wait) -> T) 
 
 /// Whether the thread of wait `id`, which has ended, may take the GIL back: yes unless the
 /// exit hook has run, decided under the lock the hook marks the exit under, so that the hook
-/// waits for every thread told yes.
+/// waits for every thread told yes (noted in [`RETURNING`] until it is back).
 fn back_to_python(id: u64) -> bool {
-    let mut all = waiting();
+    let mut all = returning();
     if exiting() {
         return false;
     }
-    if let Some(e) = all.as_mut().and_then(|a| a.get_mut(&id)) {
-        e.returning = true;
-    }
+    all.get_or_insert_with(HashMap::new)
+        .insert(id, std::process::id());
     true
 }
 
@@ -186,17 +171,17 @@ pub fn interpreter_exiting() -> bool {
 #[pyfunction]
 pub fn end_waits(py: Python<'_>) {
     {
-        let _all = waiting();
+        let _all = returning();
         EXITING.store(true, Ordering::SeqCst);
     }
     let pid = std::process::id();
     py.detach(|| {
         let deadline = Instant::now() + RETURN_GRACE;
         while Instant::now() < deadline {
-            let returning = waiting()
+            let back = returning()
                 .as_ref()
-                .is_some_and(|a| a.values().any(|e| e.pid == pid && e.returning));
-            if !returning {
+                .is_none_or(|a| a.values().all(|&p| p != pid));
+            if back {
                 return;
             }
             std::thread::sleep(Duration::from_millis(1));

@@ -56,8 +56,8 @@ pub struct Header {
     pub owner_pid: AtomicU32,
     pub _reserved0: AtomicU32,
     /// `/tf_static` publishers in the ROS graph, seen there for a while, from which the bridge
-    /// has received nothing (their static transforms are not in the arena); set by the bridge,
-    /// 0 for any other owner.
+    /// has received nothing (whatever they sent is not in the arena); set by the bridge, 0 for
+    /// any other owner.
     pub static_publishers_unheard: AtomicU64,
     /// Bytes from copy 0 to copy 1 (`frames_off` and `pool_off` of copy 1 are this much
     /// further).
