@@ -31,6 +31,10 @@ use crate::view::ArenaView;
 /// raced with its going to sleep (the swap's wake-up ends every sleep that began before it).
 const SWAP_RECHECK: Duration = Duration::from_millis(200);
 
+/// Longest single sleep of a waiting call in a forked child, which the owner does not wake
+/// (see `Attachment::begin_wait`): how late it notices data at most.
+const FORKED_RECHECK: Duration = Duration::from_millis(10);
+
 /// A consumer's read-only handle on an arena. `Send + Sync`: share it with an `Arc`.
 ///
 /// Made by [`crate::open`] / [`Join::open`](crate::rendezvous::Join::open) (fails with
@@ -38,6 +42,12 @@ const SWAP_RECHECK: Duration = Duration::from_millis(200);
 /// [`Join::await_open`](crate::rendezvous::Join::await_open) (waits for a bridge, bounded), or
 /// by [`Join::open_or_empty`](crate::rendezvous::Join::open_or_empty) (never waits: an empty
 /// tf2 buffer until a bridge serves, as a tf2_ros `Buffer` is until data comes: for nodes).
+///
+/// A child `fork`ed from a process holding a buffer (Python's `multiprocessing` with the fork
+/// start method) has a copy that keeps answering from the arena it had at the fork, without
+/// the parent's re-attach thread: it does not follow a bridge restart. Its waits neither use
+/// nor change the parent's connection to the owner, so the owner does not wake them: they look
+/// again every 10 ms. Dropping the copy leaves the parent's thread alone.
 pub struct Buffer {
     shared: Arc<Follower>,
     monitor: Option<JoinHandle<()>>,
@@ -326,6 +336,7 @@ impl Buffer {
 
     fn wait_steps(&self, mut step: impl FnMut(&BufferStore) -> Option<Duration>) {
         let mut waiting_on: Option<Arc<Attachment>> = None;
+        let mut longest = SWAP_RECHECK;
         loop {
             let cur = self.shared.current.load_full();
             let att = cur.receiving();
@@ -333,7 +344,11 @@ impl Buffer {
                 if let Some(old) = waiting_on.take() {
                     old.end_wait();
                 }
-                att.begin_wait();
+                longest = if att.begin_wait() {
+                    SWAP_RECHECK
+                } else {
+                    FORKED_RECHECK
+                };
                 waiting_on = Some(att.clone());
             }
             let header = att.view.header();
@@ -341,7 +356,7 @@ impl Buffer {
             // returns at once instead of missing it.
             let seen = notify::seen(header);
             let Some(left) = step(&cur) else { break };
-            notify::sleep(header, seen, left.min(SWAP_RECHECK));
+            notify::sleep(header, seen, left.min(longest));
         }
         if let Some(w) = waiting_on {
             w.end_wait();

@@ -17,11 +17,10 @@
 //!   anyway. From then on waits begun with the GIL held answer at once.
 //! - **`fork`.** The child's main thread is the one that forked (noted again in the child), and
 //!   the waits of the parent's threads, which the child does not have, are not the child's to
-//!   wait for at its exit.
+//!   wait for at its exit. The exit protocol holds no lock a fork could copy held.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pyo3::marker::Ungil;
@@ -31,21 +30,18 @@ static EXITING: AtomicBool = AtomicBool::new(false);
 /// The kernel's id of Python's main thread (`threading.main_thread().native_id`), read when the
 /// module loads and in a forked child; 0 if unknown.
 static MAIN_THREAD: AtomicI64 = AtomicI64::new(0);
-static NEXT: AtomicU64 = AtomicU64::new(0);
-/// The threads whose wait ended before the exit hook ran, on their way back to Python (the GIL
-/// not yet taken), each with the process it was in: a forked child has copies of its parent's.
-static RETURNING: Mutex<Option<HashMap<u64, u32>>> = Mutex::new(None);
+/// How many threads of this process had their wait end before the exit hook ran and are on
+/// their way back to Python (the GIL not yet taken). Zero again in a forked child: those
+/// threads are its parent's.
+static RETURNING: AtomicU64 = AtomicU64::new(0);
 
-/// How often a wait for a first bridge looks at what should end it.
-pub const OPEN_STEP: Duration = Duration::from_millis(100);
+/// How often a wait for a first bridge looks at what should end it (Ctrl-C, the exit): each
+/// look tries to join once, a connect to a socket that is not there yet.
+pub const OPEN_STEP: Duration = Duration::from_millis(10);
 
 /// How long the exit hook waits for the threads on their way back to Python to have the GIL
 /// (they need nothing else: a few switch intervals however many threads hold it meanwhile).
 const RETURN_GRACE: Duration = Duration::from_secs(10);
-
-fn returning() -> MutexGuard<'static, Option<HashMap<u64, u32>>> {
-    RETURNING.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 pub fn exiting() -> bool {
     EXITING.load(Ordering::SeqCst)
@@ -90,39 +86,37 @@ pub fn detached<T: Ungil>(py: Python<'_>, wait: impl Send + FnOnce(&Wait) -> T) 
             && i64::from(rustix::thread::gettid().as_raw_nonzero().get()) == main,
         raised: Mutex::new(None),
     };
-    let id = NEXT.fetch_add(1, Ordering::Relaxed);
     let out = if exiting() {
         wait(&w)
     } else {
-        py.detach(|| {
+        let out = py.detach(|| {
             let out = wait(&w);
-            if !back_to_python(id) {
+            if !back_to_python() {
                 loop {
                     std::thread::park();
                 }
             }
             out
-        })
+        });
+        RETURNING.fetch_sub(1, Ordering::SeqCst);
+        out
     };
-    if let Some(all) = returning().as_mut() {
-        all.remove(&id);
-    }
     match w.raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
         None => Ok(out),
     }
 }
 
-/// Whether the thread of wait `id`, which has ended, may take the GIL back: yes unless the
-/// exit hook has run, decided under the lock the hook marks the exit under, so that the hook
-/// waits for every thread told yes (noted in [`RETURNING`] until it is back).
-fn back_to_python(id: u64) -> bool {
-    let mut all = returning();
+/// Whether a thread whose wait has ended may take the GIL back: yes unless the exit hook has
+/// run. It counts itself in [`RETURNING`] before it looks, and the hook marks the exit before
+/// it reads the count (all sequentially consistent): so either the thread sees the mark and
+/// parks, or the hook sees it counted and waits until it is back in Python.
+fn back_to_python() -> bool {
+    RETURNING.fetch_add(1, Ordering::SeqCst);
     if exiting() {
+        RETURNING.fetch_sub(1, Ordering::SeqCst);
         return false;
     }
-    all.get_or_insert_with(HashMap::new)
-        .insert(id, std::process::id());
     true
 }
 
@@ -149,9 +143,11 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// In a forked child (`os.register_at_fork`): the thread that forked is the child's main thread.
+/// In a forked child (`os.register_at_fork`): the thread that forked is the child's main
+/// thread, and no other thread of the child is on its way back from a wait.
 #[pyfunction]
 fn after_fork_in_child() {
+    RETURNING.store(0, Ordering::SeqCst);
     MAIN_THREAD.store(
         i64::from(rustix::thread::gettid().as_raw_nonzero().get()),
         Ordering::Relaxed,
@@ -170,20 +166,10 @@ pub fn interpreter_exiting() -> bool {
 /// passed). Waits still asleep are left to sleep: one that ends later parks its thread.
 #[pyfunction]
 pub fn end_waits(py: Python<'_>) {
-    {
-        let _all = returning();
-        EXITING.store(true, Ordering::SeqCst);
-    }
-    let pid = std::process::id();
+    EXITING.store(true, Ordering::SeqCst);
     py.detach(|| {
         let deadline = Instant::now() + RETURN_GRACE;
-        while Instant::now() < deadline {
-            let back = returning()
-                .as_ref()
-                .is_none_or(|a| a.values().all(|&p| p != pid));
-            if back {
-                return;
-            }
+        while RETURNING.load(Ordering::SeqCst) != 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
     });

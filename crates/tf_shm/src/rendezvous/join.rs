@@ -133,6 +133,9 @@ pub(crate) struct Attachment {
     /// Threads of this process waiting for data on this attachment; the owner is told when
     /// the count leaves and returns to zero (under the lock, so the messages keep its order).
     waiting: std::sync::Mutex<u32>,
+    /// The process that joined: a forked child has a copy of the attachment, but the
+    /// connection, the count and its lock (copied as they were, perhaps held) are its parent's.
+    pid: u32,
 }
 
 /// [`Attachment::slot`] of the unjoined placeholder.
@@ -172,6 +175,7 @@ impl Attachment {
             slot: NO_SLOT,
             lock: None,
             waiting: std::sync::Mutex::new(0),
+            pid: std::process::id(),
         })
     }
 
@@ -181,16 +185,27 @@ impl Attachment {
     }
 
     /// A thread starts waiting for data: the first one asks the owner to wake us on writes.
-    pub(crate) fn begin_wait(&self) {
+    /// Returns whether the owner will: not in a forked child, which leaves the parent's count
+    /// and connection alone (a message would set or clear the parent's waiting bit, and the
+    /// count's lock may have been copied held); its waits look again in short steps instead.
+    pub(crate) fn begin_wait(&self) -> bool {
+        if std::process::id() != self.pid {
+            return false;
+        }
         let mut n = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
         *n += 1;
         if *n == 1 {
             self.tell_owner(WAIT_BEGIN);
         }
+        true
     }
 
-    /// A thread stops waiting: the last one tells the owner writes need not wake us.
+    /// A thread stops waiting: the last one tells the owner writes need not wake us. Nothing
+    /// in a forked child (see [`Attachment::begin_wait`]).
     pub(crate) fn end_wait(&self) {
+        if std::process::id() != self.pid {
+            return;
+        }
         let mut n = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
         *n = n.saturating_sub(1);
         if *n == 0 {
@@ -304,6 +319,7 @@ pub(crate) fn join(spec: &JoinSpec) -> Result<Attachment, JoinError> {
         slot: resp.slot,
         lock: Some(lock),
         waiting: std::sync::Mutex::new(0),
+        pid: std::process::id(),
     })
 }
 
