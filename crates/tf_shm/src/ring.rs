@@ -144,6 +144,26 @@ impl<'a> RingWriter<'a> {
         }
     }
 
+    /// Keeps the header's hint of where a time lies ([`RingHeader::oldest_stamp`] and the
+    /// next two words) after a change of `tail..head` or of its stamps.
+    fn note_span(&self) {
+        let (t, h) = (self.tail(), self.head());
+        let m = self.mask();
+        let stamp = |i: u64| self.ring.stamps[(i & m) as usize].load(Ordering::Relaxed);
+        let hdr = self.ring.header;
+        let (oldest, newest, per_ns) = match h.wrapping_sub(t) {
+            0 => (0, 0, 0),
+            1 => (stamp(t), stamp(t), 0),
+            n => {
+                let (o, nw) = (stamp(t), stamp(h - 1));
+                (o, nw, samples_per_ns(n - 1, nw.wrapping_sub(o) as u64))
+            }
+        };
+        hdr.oldest_stamp.store(oldest, Ordering::Relaxed);
+        hdr.newest_stamp.store(newest, Ordering::Relaxed);
+        hdr.samples_per_ns.store(per_ns, Ordering::Relaxed);
+    }
+
     fn put(&self, idx: u64, s: &Sample) {
         let p = (idx & self.mask()) as usize;
         write_slot(&self.ring.slots[p], s);
@@ -155,6 +175,7 @@ impl<'a> RingWriter<'a> {
         if n > 0 {
             let t = (self.tail() + n).min(self.head());
             self.ring.header.tail.store(t, Ordering::Release);
+            self.note_span();
         }
     }
 
@@ -171,6 +192,7 @@ impl<'a> RingWriter<'a> {
                 .store(h + 1 - self.capacity(), Ordering::Relaxed);
         }
         self.ring.header.head.store(h + 1, Ordering::Release);
+        self.note_span();
     }
 
     /// Inserts `s` at history position `pos` (0 = oldest), shifting newer samples up. The ring
@@ -197,6 +219,7 @@ impl<'a> RingWriter<'a> {
         }
         self.put(t + pos, s);
         self.ring.header.head.store(h + 1, Ordering::Relaxed);
+        self.note_span();
         self.ring
             .header
             .epoch
@@ -206,6 +229,7 @@ impl<'a> RingWriter<'a> {
     /// Empties the ring and marks it as belonging to clear generation `generation`.
     pub(crate) fn reset(&self, generation: u64) {
         self.ring.header.tail.store(self.head(), Ordering::Release);
+        self.note_span();
         self.ring
             .header
             .generation
@@ -229,6 +253,7 @@ impl<'a> RingWriter<'a> {
         d.tail.store(t, Ordering::Relaxed);
         d.claim.store(h, Ordering::Relaxed);
         d.generation.store(self.generation(), Ordering::Relaxed);
+        dst.note_span();
     }
 }
 
@@ -415,8 +440,9 @@ impl Quick {
 /// index `i` with `i + 1` in the history, usually the bracket itself (`stamp(i) ≤ time <
 /// stamp(i + 1)`), so that its slots can be read straight away — their own stamps tell —
 /// rather than after a probe of the stamp index, which would be a second dependent cache miss.
-/// `None` unless `time` lies strictly between the oldest and the newest stamp (and the ring is
-/// not visibly mid-update).
+/// `None` unless `time` lies strictly between the oldest and the newest stamp as the header's
+/// hint has them (and the ring is not visibly mid-update); a stale hint (a reader racing the
+/// writer outside a moment) only misplaces the guess, which the slots' stamps then refuse.
 #[inline(always)]
 fn guess_bracket(ring: RingRef<'_>, generation: u64, time: i64) -> Option<(Quick, u64)> {
     let q = Quick::begin(ring, generation)?;
@@ -424,17 +450,34 @@ fn guess_bracket(ring: RingRef<'_>, generation: u64, time: i64) -> Option<(Quick
     if n < 2 {
         return None;
     }
-    let mask = q.cap - 1;
-    let stamp = |idx: u64| ring.stamps[(idx & mask) as usize].load(Ordering::Relaxed);
-    let (earliest, latest) = (stamp(q.tail), stamp(q.head - 1));
-    if !(earliest < time && time < latest) {
+    // From the header's line alone: no load of the stamp index and no division wait on the
+    // way to the slots (the guess is checked by the slots' stamps).
+    let h = ring.header;
+    let (oldest, newest) = (
+        h.oldest_stamp.load(Ordering::Relaxed),
+        h.newest_stamp.load(Ordering::Relaxed),
+    );
+    if !(oldest < time && time < newest) {
         return None;
     }
-    // The nudge makes a query at a sample's exact stamp land on that sample, not a rounding
-    // error below it. Signed conversions: one instruction each (`n` ≤ capacity fits an i64).
-    let frac = time.wrapping_sub(earliest) as f64 / latest.wrapping_sub(earliest) as f64;
-    let guess = q.tail + ((frac * (n - 1) as i64 as f64 + 1e-6) as i64 as u64).min(n - 2);
+    // One multiplication (the high word of a 64 × 64-bit product): `time − oldest` > 0 here.
+    let per_ns = h.samples_per_ns.load(Ordering::Relaxed);
+    let steps = ((u128::from(time.wrapping_sub(oldest) as u64) * u128::from(per_ns)) >> 64) as u64;
+    let guess = q.tail + steps.min(n - 2);
     Some((q, guess))
+}
+
+/// [`RingHeader::samples_per_ns`] of `steps` sample intervals over `span_ns`: a fraction with
+/// 64 bits after the point, rounded up, so that at a sample's own stamp on a uniform grid the
+/// guess lands on that sample (`k · P · ⌈2⁶⁴/P⌉ ≥ k · 2⁶⁴`), not one below. Saturates where
+/// samples are denser than one per ns (equal stamps).
+fn samples_per_ns(steps: u64, span_ns: u64) -> u64 {
+    if span_ns == 0 {
+        return u64::MAX;
+    }
+    (u128::from(steps) << 64)
+        .div_ceil(u128::from(span_ns))
+        .min(u128::from(u64::MAX)) as u64
 }
 
 /// From the guess `i`, at most four steps along the stamp index `stamps` (a ring's, its
@@ -592,22 +635,19 @@ pub(crate) fn read_newest(ring: RingRef<'_>, generation: u64) -> Option<Sample> 
     validate_bracket(ring.header, &q, generation).then_some(s)
 }
 
-/// Model checks of the protocol: run with
-/// `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tf_shm --release --lib ring::loom_model`.
-#[cfg(all(test, loom))]
-mod loom_model {
+/// A ring in process memory, for the model checks and the unit tests.
+#[cfg(test)]
+mod owned {
     use super::*;
-    use crate::history::get_data;
     use crate::sync::{AtomicI64, AtomicU64};
-    use loom::sync::Arc;
 
-    struct OwnedRing {
-        header: RingHeader,
-        stamps: Vec<AtomicI64>,
-        slots: Vec<Slot>,
+    pub(super) struct OwnedRing {
+        pub(super) header: RingHeader,
+        pub(super) stamps: Vec<AtomicI64>,
+        pub(super) slots: Vec<Slot>,
     }
 
-    fn new_ring(cap: usize) -> OwnedRing {
+    pub(super) fn new_ring(cap: usize) -> OwnedRing {
         let z = || AtomicU64::new(0);
         OwnedRing {
             header: RingHeader {
@@ -616,7 +656,9 @@ mod loom_model {
                 epoch: z(),
                 generation: z(),
                 claim: z(),
-                _pad: [z(), z(), z()],
+                oldest_stamp: AtomicI64::new(0),
+                newest_stamp: AtomicI64::new(0),
+                samples_per_ns: z(),
             },
             stamps: (0..cap).map(|_| AtomicI64::new(0)).collect(),
             slots: (0..cap)
@@ -631,7 +673,7 @@ mod loom_model {
     }
 
     impl OwnedRing {
-        fn r(&self) -> RingRef<'_> {
+        pub(super) fn r(&self) -> RingRef<'_> {
             RingRef {
                 header: &self.header,
                 stamps: &self.stamps,
@@ -639,6 +681,125 @@ mod loom_model {
             }
         }
     }
+
+    pub(super) fn sample(stamp: i64) -> Sample {
+        let v = stamp as f64;
+        Sample {
+            stamp,
+            parent: 1,
+            transform: Transform {
+                translation: [v, 2.0 * v, 3.0 * v],
+                rotation: [0.0, 0.0, 0.0, 1.0],
+            },
+        }
+    }
+}
+
+/// The header's hint of the history's span ([`RingHeader::oldest_stamp`]).
+#[cfg(all(test, not(loom)))]
+mod span_hint {
+    use super::owned::{new_ring, sample};
+    use super::*;
+
+    /// What the hint must say of `w`'s history now.
+    fn expected(w: &RingWriter<'_>) -> (i64, i64, u64) {
+        let h = w.history();
+        match h.len() {
+            0 => (0, 0, 0),
+            1 => (h.stamp(0), h.stamp(0), 0),
+            n => {
+                let (o, nw) = (h.stamp(0), h.stamp(n - 1));
+                (o, nw, samples_per_ns(n as u64 - 1, (nw - o) as u64))
+            }
+        }
+    }
+
+    fn hint(w: &RingWriter<'_>) -> (i64, i64, u64) {
+        let h = w.ring.header;
+        (
+            h.oldest_stamp.load(Ordering::Relaxed),
+            h.newest_stamp.load(Ordering::Relaxed),
+            h.samples_per_ns.load(Ordering::Relaxed),
+        )
+    }
+
+    #[test]
+    fn the_writer_keeps_the_hint_through_every_change_of_the_history() {
+        let (small, large) = (new_ring(8), new_ring(32));
+        let w = RingWriter { ring: small.r() };
+        let check = |w: &RingWriter<'_>, what: &str| assert_eq!(hint(w), expected(w), "{what}");
+        check(&w, "empty");
+        w.append(&sample(100));
+        check(&w, "one sample");
+        for k in 2..=6 {
+            w.append(&sample(k * 100));
+            check(&w, "appended");
+        }
+        w.insert(2, &sample(250));
+        check(&w, "inserted among older stamps");
+        w.insert(0, &sample(50));
+        check(&w, "inserted as the oldest");
+        w.drop_oldest(3);
+        check(&w, "pruned");
+        for k in 7..=20 {
+            w.append(&sample(k * 100));
+            check(&w, "appended to a full ring (its oldest dropped)");
+        }
+        let grown = RingWriter { ring: large.r() };
+        w.copy_into(&grown);
+        check(&grown, "copied into a larger ring");
+        grown.reset(1);
+        check(&grown, "cleared");
+        grown.append(&sample(5000));
+        check(&grown, "one sample after the clear");
+    }
+
+    /// At each sample's own stamp on a uniform grid the guess is that sample (the fraction is
+    /// rounded up), for rates that divide a second evenly and ones that do not; 1 ns before
+    /// it, the sample below or (slow rates far into the history: the rounding up exceeds 1 ns)
+    /// that one, a step. One sample per ns (1.0) does not fit the fraction: there the guess is
+    /// one below, a step.
+    #[test]
+    fn a_guess_at_a_sample_s_own_stamp_is_that_sample() {
+        for period in [
+            2,
+            7,
+            1_000_000,
+            10_000_000,
+            33_333_333,
+            1_000_000_000,
+            3_600_000_000_000,
+        ] {
+            for (cap, count) in [(16u64, 2u64), (16, 16), (1024, 1000), (4096, 4096)] {
+                let ring = new_ring(cap as usize);
+                let w = RingWriter { ring: ring.r() };
+                let t0 = 1_700_000_000_000_000_000;
+                for k in 0..count as i64 {
+                    w.append(&sample(t0 + k * period));
+                }
+                for k in 1..count - 1 {
+                    let time = t0 + k as i64 * period;
+                    let (_, guess) = guess_bracket(ring.r(), 0, time).expect("inside");
+                    assert_eq!(guess, k, "period {period} ns, {count} samples");
+                    let (_, below) = guess_bracket(ring.r(), 0, time - 1).expect("inside");
+                    assert!(
+                        below == k - 1 || below == k,
+                        "1 ns before, period {period} ns"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Model checks of the protocol: run with
+/// `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tf_shm --release --lib ring::loom_model`.
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::owned::{new_ring, sample, OwnedRing};
+    use super::*;
+    use crate::history::get_data;
+    use loom::sync::Arc;
 
     /// Model-checks `read` on a ring of `cap` slots holding samples `initial`, racing a thread
     /// that runs `write` on it (the single writer).
@@ -672,17 +833,6 @@ mod loom_model {
     }
 
     /// Every payload word is a function of the stamp, so a torn or misplaced slot shows.
-    fn sample(stamp: i64) -> Sample {
-        let v = stamp as f64;
-        Sample {
-            stamp,
-            parent: 1,
-            transform: Transform {
-                translation: [v, 2.0 * v, 3.0 * v],
-                rotation: [0.0, 0.0, 0.0, 1.0],
-            },
-        }
-    }
 
     fn check(s: &Sample, lo: i64, hi: i64) {
         let x = s.transform.translation[0];

@@ -302,3 +302,47 @@ fn names_answer_through_the_thread_cache_and_without_it_once_it_is_gone() {
         }
     );
 }
+
+/// The rings' histories after what moves their ends other than an append: tf2's pruning past
+/// the cache time, a ring grown into a larger one (copied), samples inserted among older
+/// stamps. The one-attempt read finds its bracket from the ring header's hint of the history's
+/// span, which the writer keeps through each of these; a stale hint would still answer (the
+/// slots' stamps are checked) but through the general read, which this counts.
+#[test]
+fn one_attempt_link_reads_answer_after_pruning_growth_and_late_samples() {
+    let config = ArenaConfig {
+        max_frames: 32,
+        memory_budget_bytes: 8 << 20,
+        cache_time_ns: 2 * S,
+        initial_ring_capacity: 16,
+        ..ArenaConfig::default()
+    };
+    // 5 s at 100 Hz against a 2 s cache: pruned for 3 s, the ring grown from 16 slots on the
+    // way; every 50th sample of `map → c1` arrives 7 samples late (inserted among older ones).
+    let samples = 500;
+    for (what, view, mut w) in arenas::in_process_and_mapped(&config, "tf_shm_fast_paths_ends") {
+        for k in 0..samples {
+            put(&mut w, "world", "map", k, 0, false);
+            if k % 50 != 10 {
+                put(&mut w, "map", "c1", k, 1, false);
+            }
+            if k % 50 == 17 {
+                put(&mut w, "map", "c1", k - 7, 1, false);
+            }
+        }
+        let (oldest, newest) = (T0 + (samples - 190) * PERIOD, T0 + (samples - 2) * PERIOD);
+        let times: Vec<i64> = (0..64)
+            .map(|k| oldest + 3_333_333 + k * (newest - oldest) / 64)
+            .chain((0..32).map(|k| oldest + k * 5 * PERIOD))
+            .collect();
+        for (t, s) in [("world", "c1"), ("c1", "world")] {
+            let mut pair = FramePair::new(t, s);
+            let d = counted(|| {
+                for &time in &times {
+                    view.lookup_pair(&mut pair, time).unwrap();
+                }
+            });
+            assert_eq!(d, Declines::default(), "{what}: {t} <- {s}");
+        }
+    }
+}

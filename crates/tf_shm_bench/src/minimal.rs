@@ -3,9 +3,10 @@
 //!
 //! Per link it does what `lookup_pair` must do in the common case — a seqlock read of the two
 //! samples around the query time from a ring laid out as the arena's (80-byte slots, a dense
-//! stamp index, head/tail/epoch/claim words; the slots located where a uniform rate puts the
-//! time and checked by their own stamps), tf_shm's interpolation (`math::lerp`,
-//! `math::slerp`), tf2's composition (`math::accumulate`) and ROS 2's sign canonicalisation —
+//! stamp index, head/tail/epoch/claim words and the header's hint of the history's span; the
+//! slots located where a uniform rate puts the time and checked by their own stamps), tf_shm's
+//! interpolation (`math::lerp`, `math::slerp`), tf2's composition (`math::accumulate`) and
+//! ROS 2's sign canonicalisation —
 //! inline, over plain process memory, and nothing else: no frame records or ring
 //! descriptors, no compiled path, no fallback to tf2's walk, no error texts. It only answers
 //! chains of dynamic links queried strictly inside their history (every other cell shows
@@ -45,6 +46,11 @@ struct Ring {
     tail: AtomicU64,
     epoch: AtomicU64,
     claim: AtomicU64,
+    /// The header's hint of where a time lies: the oldest and newest stamp, and samples per
+    /// ns as a 64-bit fraction rounded up, as the arena's `RingHeader` keeps them.
+    oldest_stamp: AtomicI64,
+    newest_stamp: AtomicI64,
+    samples_per_ns: AtomicU64,
     stamps: Box<[AtomicI64]>,
     slots: Box<[Slot]>,
 }
@@ -58,6 +64,16 @@ impl Ring {
             tail: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
             claim: AtomicU64::new(link.samples.len() as u64),
+            oldest_stamp: AtomicI64::new(link.samples.first().map_or(0, |s| s.stamp)),
+            newest_stamp: AtomicI64::new(link.samples.last().map_or(0, |s| s.stamp)),
+            samples_per_ns: AtomicU64::new(match (link.samples.first(), link.samples.last()) {
+                (Some(a), Some(b)) if b.stamp > a.stamp => {
+                    let steps = (link.samples.len() - 1) as u128;
+                    ((steps << 64).div_ceil((b.stamp - a.stamp) as u128)).min(u64::MAX as u128)
+                        as u64
+                }
+                _ => 0,
+            }),
             stamps: (0..CAPACITY).map(|_| AtomicI64::new(0)).collect(),
             slots: (0..CAPACITY)
                 .map(|_| Slot {
@@ -102,13 +118,16 @@ impl Ring {
             return None;
         }
         let mask = CAPACITY as u64 - 1;
-        let stamp = |i: u64| self.stamps[(i & mask) as usize].load(Ordering::Relaxed);
-        let (earliest, latest) = (stamp(tail), stamp(head - 1));
+        let (earliest, latest) = (
+            self.oldest_stamp.load(Ordering::Relaxed),
+            self.newest_stamp.load(Ordering::Relaxed),
+        );
         if !(earliest < time && time < latest) {
             return None;
         }
-        let frac = (time - earliest) as f64 / (latest - earliest) as f64;
-        let mut i = tail + ((frac * (n - 1) as f64 + 1e-6) as u64).min(n - 2);
+        let per_ns = self.samples_per_ns.load(Ordering::Relaxed);
+        let steps = (((time - earliest) as u64 as u128 * per_ns as u128) >> 64) as u64;
+        let mut i = tail + steps.min(n - 2);
         let slots = |i: u64| {
             (
                 &self.slots[(i & mask) as usize],

@@ -202,7 +202,14 @@ pub struct RingHeader {
     /// One past the highest logical index the writer has started to write: stored *before*
     /// the slot is touched, so readers detect reuse of a slot they read (lap detection).
     pub claim: AtomicU64,
-    pub _pad: [AtomicU64; 3],
+    /// The oldest and the newest stamp of `tail..head`, and `(head − tail − 1) / (newest −
+    /// oldest)` samples per ns as a fraction with 64 bits after the point, rounded up (0
+    /// below two samples): where a uniform rate puts a time, from this line alone. A hint the writer keeps after every change of the history: a
+    /// reader's guess from it is checked by the slots' own stamps, so a stale hint costs a
+    /// step, never an answer.
+    pub oldest_stamp: AtomicI64,
+    pub newest_stamp: AtomicI64,
+    pub samples_per_ns: AtomicU64,
 }
 
 /// Size of one ring with `capacity` samples, bytes (a multiple of `ALIGN`).
@@ -360,7 +367,9 @@ shared_records! {
         epoch: AtomicU64 = 16,
         generation: AtomicU64 = 24,
         claim: AtomicU64 = 32,
-        _pad: [AtomicU64; 3] = 40,
+        oldest_stamp: AtomicI64 = 40,
+        newest_stamp: AtomicI64 = 48,
+        samples_per_ns: AtomicU64 = 56,
     }
 }
 
