@@ -145,8 +145,10 @@ impl Shared {
         }
     }
 
-    /// One message taken from a subscription: counted, written, and after a `/tf` one the
-    /// clock checked for a jump.
+    /// One message taken from a subscription: counted, and written — a `/tf` one after the
+    /// clock was checked for a jump, so that the clear a jump back makes (tf2_ros's listener
+    /// clears when its clock jumps, before it takes the messages stamped after it) does not
+    /// take the message that came after the jump with it.
     fn on_message(&mut self, bytes: &[u8], info: &MessageInfo, is_static: bool) {
         let gaps = if is_static {
             &mut self.static_gaps
@@ -156,6 +158,8 @@ impl Shared {
         self.losses.observe(gaps, info);
         if is_static {
             self.statics.heard(info.publisher_gid);
+        } else if self.owner.is_some() {
+            self.check_clock();
         }
         let Some(owner) = self.owner.as_mut() else {
             return;
@@ -167,9 +171,6 @@ impl Shared {
             } else {
                 Phase::FirstTf
             });
-            if !is_static {
-                self.check_clock();
-            }
         }
     }
 
@@ -261,7 +262,6 @@ impl Intake {
         let mut next_tick = Instant::now() + TICK;
         let mut graph_at = Instant::now() - GRAPH_PERIOD;
         let mut startup_graph_at = Instant::now() - STARTUP_GRAPH_PERIOD;
-        let mut static_publishers = None;
         let mut unheard_said = UnheardSaid::default();
         while !stop.load(Ordering::Relaxed) {
             let mut wait = next_tick.saturating_duration_since(Instant::now());
@@ -325,7 +325,6 @@ impl Intake {
                 graph_at = now;
                 let topic = &self.settings.tf_static_topic;
                 if let Ok(p) = self.node.get_publishers_info_by_topic(topic, false) {
-                    static_publishers = Some(p.len());
                     let graph = p
                         .iter()
                         .map(|e| Publisher {
@@ -336,6 +335,13 @@ impl Intake {
                                 e.node_name
                             ),
                             durability: format!("{:?}", e.qos_profile.durability),
+                            can_latch: matches!(
+                                e.qos_profile.durability,
+                                r2r::qos::DurabilityPolicy::TransientLocal
+                            ) && matches!(
+                                e.qos_profile.reliability,
+                                r2r::qos::ReliabilityPolicy::Reliable
+                            ),
                         })
                         .collect();
                     let unheard = s.statics.update(now, graph);
@@ -343,7 +349,8 @@ impl Intake {
                 }
             }
             if !ready {
-                ready = s.readiness.check(now, static_publishers);
+                let statics = s.statics.evidence(now);
+                ready = s.readiness.check(now, statics);
                 if ready {
                     s.owner().writer().declare_ready();
                     tracing::info!("arena ready: consumers of an earlier arena switch to it now");
@@ -404,13 +411,21 @@ fn report_unheard(
     if !unheard.is_empty() && (changed || due) {
         let list: Vec<String> = unheard
             .iter()
-            .map(|p| format!("{} (durability {})", p.node, p.durability))
+            .map(|p| {
+                let qos = if p.can_latch {
+                    ""
+                } else {
+                    ": its QoS cannot match this subscription"
+                };
+                format!("{} (durability {}{qos})", p.node, p.durability)
+            })
             .collect();
         tracing::warn!(
             "{} {topic} publisher(s) in the ROS graph delivered nothing in {} s or more: {}; \
-             whatever they sent is not in the arena (a volatile publisher cannot match this \
-             transient-local subscription; otherwise DDS did not deliver its latched sample: \
-             restart the bridge or the publisher; or the publisher has sent nothing yet)",
+             whatever they sent is not in the arena (a volatile or best-effort publisher cannot \
+             match this transient-local, reliable subscription: fix its QoS; otherwise DDS did \
+             not deliver its latched sample: restart the bridge or the publisher; or the \
+             publisher has sent nothing yet)",
             unheard.len(),
             static_publishers::UNHEARD_AFTER.as_secs(),
             list.join(", ")

@@ -3,8 +3,11 @@
 //! before the restart is back. The bridge knows neither the old arena nor the publishers'
 //! rates, so it waits for evidence, bounded in time:
 //!
-//! - `/tf_static`: at least one message per static publisher in the ROS graph (each latched
-//!   publisher delivers its transforms when matched), and the topic quiet for `QUIET`;
+//! - `/tf_static`: a message from every static publisher in the ROS graph that can deliver
+//!   its latched transforms (transient-local and reliable), by publisher id, with the graph's
+//!   set of publishers unchanged for `GRAPH_SETTLE` and `DISCOVERY` since the subscriptions
+//!   (discovery is still finding publishers right after start: an empty or partial graph is
+//!   not evidence), and the topic quiet for `QUIET`;
 //! - `/tf`: the first message stored `TF_SETTLE` ago (publishers at 10 Hz or faster have all
 //!   sent once by then);
 //! - or, whatever arrived, `GRACE` after the subscriptions were made: a bridge whose
@@ -12,6 +15,17 @@
 
 use std::time::{Duration, Instant};
 
+use crate::static_publishers::StaticsEvidence;
+
+/// The graph's set of `/tf_static` publishers must have been unchanged this long, and the
+/// subscriptions made `DISCOVERY` ago: a bridge restarted next to running broadcasters declared
+/// ready 0.5 s after start, before discovery had shown them all, and its consumers went
+/// without those static frames for up to 2 s (8 of 40 restarts); with the graph settled for
+/// 1 s alone, 3 of 24 restarts next to six broadcaster processes still did (a participant is
+/// found as late as its next announcement, 3 s apart by Fast DDS's default).
+pub const GRAPH_SETTLE: Duration = Duration::from_secs(1);
+/// See [`GRAPH_SETTLE`].
+pub const DISCOVERY: Duration = Duration::from_millis(3500);
 /// The static topic must have been quiet this long (latched deliveries come in a burst).
 pub const QUIET: Duration = Duration::from_millis(250);
 /// Time after the first `/tf` message for the other dynamic publishers to be heard.
@@ -27,7 +41,6 @@ pub struct Readiness {
     start: Instant,
     first_tf: Option<Instant>,
     last_static: Option<Instant>,
-    static_messages: usize,
     ready: bool,
 }
 
@@ -38,7 +51,6 @@ impl Readiness {
             start,
             first_tf: None,
             last_static: None,
-            static_messages: 0,
             ready: false,
         }
     }
@@ -46,20 +58,21 @@ impl Readiness {
     /// A message was written at `now`.
     pub fn received(&mut self, is_static: bool, now: Instant) {
         if is_static {
-            self.static_messages += 1;
             self.last_static = Some(now);
         } else if self.first_tf.is_none() {
             self.first_tf = Some(now);
         }
     }
 
-    /// Whether to declare ready at `now`, with `static_publishers` seen in the graph
-    /// (`None`: unknown). True once, then always.
-    pub fn check(&mut self, now: Instant, static_publishers: Option<usize>) -> bool {
+    /// Whether to declare ready at `now`, with what the graph says of the static publishers
+    /// (`None`: not read yet). True once, then always.
+    pub fn check(&mut self, now: Instant, statics: Option<StaticsEvidence>) -> bool {
         if self.ready {
             return true;
         }
-        let statics_in = static_publishers.is_some_and(|n| self.static_messages >= n)
+        let statics_in = statics
+            .is_some_and(|e| e.all_heard && e.graph_unchanged_for >= GRAPH_SETTLE)
+            && now.duration_since(self.start) >= DISCOVERY
             && self
                 .last_static
                 .is_none_or(|t| now.duration_since(t) >= QUIET);
@@ -79,26 +92,50 @@ mod tests {
         Duration::from_millis(n)
     }
 
+    fn evidence(all_heard: bool, unchanged_ms: u64) -> Option<StaticsEvidence> {
+        Some(StaticsEvidence {
+            all_heard,
+            graph_unchanged_for: ms(unchanged_ms),
+        })
+    }
+
     #[test]
-    fn ready_once_statics_are_in_and_quiet_and_tf_has_settled() {
+    fn ready_once_statics_are_in_and_quiet_the_graph_settled_and_tf_too() {
         let t0 = Instant::now();
+        let d = DISCOVERY.as_millis() as u64;
         let mut r = Readiness::new(t0);
         r.received(false, t0 + ms(10));
-        for i in 0..3 {
-            r.received(true, t0 + ms(20 + i));
-        }
+        r.received(true, t0 + ms(d - 100));
+        let at = |r: &mut Readiness, after: u64, e| r.check(t0 + ms(after), e);
         assert!(
-            !r.check(t0 + ms(100), Some(3)),
-            "static burst not quiet yet"
+            !at(&mut r, d - 150, evidence(true, 3000)),
+            "discovery goes on"
         );
         assert!(
-            !r.check(t0 + ms(300), Some(4)),
-            "one static publisher not heard"
+            !at(&mut r, d + 100, evidence(true, 3000)),
+            "static burst not quiet"
         );
-        r.received(true, t0 + ms(300));
-        assert!(!r.check(t0 + ms(400), Some(4)));
-        assert!(r.check(t0 + ms(550), Some(4)));
-        assert!(r.check(t0 + ms(551), Some(40)), "ready stays ready");
+        assert!(
+            !at(&mut r, d + 300, evidence(false, 3000)),
+            "a publisher not heard"
+        );
+        assert!(
+            !at(&mut r, d + 400, evidence(true, 999)),
+            "the graph just changed"
+        );
+        assert!(at(&mut r, d + 550, evidence(true, 1000)));
+        assert!(at(&mut r, d + 551, evidence(false, 0)), "ready stays ready");
+    }
+
+    #[test]
+    fn an_empty_graph_is_evidence_only_once_discovery_had_its_time() {
+        let t0 = Instant::now();
+        let d = DISCOVERY.as_millis() as u64;
+        let mut r = Readiness::new(t0);
+        r.received(false, t0 + ms(5));
+        assert!(!r.check(t0 + ms(1000), evidence(true, 1000)));
+        assert!(!r.check(t0 + ms(d), evidence(true, 500)));
+        assert!(r.check(t0 + ms(d + 500), evidence(true, 1000)));
     }
 
     #[test]
@@ -106,8 +143,8 @@ mod tests {
         let t0 = Instant::now();
         let mut r = Readiness::new(t0);
         r.received(true, t0);
-        assert!(!r.check(t0 + GRACE - ms(1), Some(1)));
-        assert!(r.check(t0 + GRACE, Some(1)));
+        assert!(!r.check(t0 + GRACE - ms(1), evidence(true, 5000)));
+        assert!(r.check(t0 + GRACE, evidence(true, 6000)));
     }
 
     #[test]
@@ -116,14 +153,5 @@ mod tests {
         let mut r = Readiness::new(t0);
         assert!(!r.check(t0 + ms(2_000), None));
         assert!(r.check(t0 + GRACE, None));
-    }
-
-    #[test]
-    fn no_static_publishers_needs_only_tf() {
-        let t0 = Instant::now();
-        let mut r = Readiness::new(t0);
-        r.received(false, t0 + ms(5));
-        assert!(!r.check(t0 + ms(200), Some(0)));
-        assert!(r.check(t0 + ms(260), Some(0)));
     }
 }

@@ -27,6 +27,9 @@ pub struct Publisher {
     pub node: String,
     /// Its durability, as rmw reports it (`TransientLocal`, `Volatile`, …).
     pub durability: String,
+    /// Whether its QoS lets it deliver its latched sample to the bridge's transient-local,
+    /// reliable subscription (a volatile or best-effort writer cannot match it).
+    pub can_latch: bool,
 }
 
 /// What the bridge knows of the `/tf_static` publishers.
@@ -36,6 +39,8 @@ pub struct StaticPublishers {
     seen: HashMap<[u8; 16], (Instant, Publisher)>,
     /// Publishers a message came from.
     heard: HashSet<[u8; 16]>,
+    /// When the graph's set of publishers last changed (`None` before the first update).
+    changed_at: Option<Instant>,
 }
 
 impl StaticPublishers {
@@ -61,9 +66,37 @@ impl StaticPublishers {
         for gone in self.seen.keys().filter(|g| !seen.contains_key(*g)) {
             self.heard.remove(gone);
         }
+        let same = self.changed_at.is_some()
+            && seen.len() == self.seen.len()
+            && seen.keys().all(|g| self.seen.contains_key(g));
+        if !same {
+            self.changed_at = Some(now);
+        }
         self.seen = seen;
         unheard
     }
+
+    /// What a starting bridge knows of the static transforms, for [`crate::ready`]: whether
+    /// every publisher in the graph that can deliver a latched sample has delivered, and how
+    /// long the graph's set of publishers has been as it is (discovery goes on for a while
+    /// after start: a publisher not in the graph yet is one the first answer cannot count).
+    /// `None` before the graph was first read.
+    pub fn evidence(&self, now: Instant) -> Option<StaticsEvidence> {
+        Some(StaticsEvidence {
+            all_heard: self
+                .seen
+                .iter()
+                .all(|(g, (_, p))| !p.can_latch || self.heard.contains(g)),
+            graph_unchanged_for: now.saturating_duration_since(self.changed_at?),
+        })
+    }
+}
+
+/// See [`StaticPublishers::evidence`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticsEvidence {
+    pub all_heard: bool,
+    pub graph_unchanged_for: Duration,
 }
 
 /// A graph endpoint id as a message's publisher id: its first 16 bytes (rmw's GUID; the rest of
@@ -84,7 +117,43 @@ mod tests {
             gid: [id; 16],
             node: format!("/node{id}"),
             durability: "Volatile".into(),
+            can_latch: false,
         }
+    }
+
+    fn latched(id: u8) -> Publisher {
+        Publisher {
+            durability: "TransientLocal".into(),
+            can_latch: true,
+            ..publisher(id)
+        }
+    }
+
+    #[test]
+    fn the_evidence_counts_publishers_that_can_latch_and_times_the_graph() {
+        let t0 = Instant::now();
+        let mut s = StaticPublishers::default();
+        assert_eq!(s.evidence(t0), None, "the graph not read yet");
+        s.update(t0, vec![latched(1), publisher(2)]);
+        let e = s.evidence(t0 + UNHEARD_AFTER / 8).unwrap();
+        assert!(!e.all_heard, "a latched publisher not heard from");
+        assert_eq!(e.graph_unchanged_for, UNHEARD_AFTER / 8);
+        // Heard from: the volatile one cannot deliver and is not waited for.
+        s.heard([1; 16]);
+        s.update(t0 + UNHEARD_AFTER / 4, vec![latched(1), publisher(2)]);
+        let e = s.evidence(t0 + UNHEARD_AFTER / 4).unwrap();
+        assert!(e.all_heard);
+        assert_eq!(e.graph_unchanged_for, UNHEARD_AFTER / 4, "the same set");
+        // Discovery finds another one: not heard from, and the graph changed just now.
+        let later = t0 + UNHEARD_AFTER / 2;
+        s.update(later, vec![latched(1), publisher(2), latched(3)]);
+        assert_eq!(
+            s.evidence(later),
+            Some(StaticsEvidence {
+                all_heard: false,
+                graph_unchanged_for: Duration::ZERO
+            })
+        );
     }
 
     #[test]

@@ -569,9 +569,10 @@ fn statics_check(unheard: u64) -> Check {
             "{unheard} /tf_static publisher(s) in the ROS graph delivered nothing to the bridge: \
              whatever they sent is not in the arena"
         ),
-        "the bridge's warn line names each (node, durability). A publisher whose durability is \
-         volatile cannot match the bridge's transient-local subscription (tf2_ros's \
-         StaticTransformBroadcaster is transient local): fix its QoS. Otherwise DDS did not \
+        "the bridge's warn line names each (node, durability, and whether its QoS can match). \
+         A volatile or best-effort publisher cannot match the bridge's transient-local, \
+         reliable subscription (tf2_ros's StaticTransformBroadcaster is both): fix its QoS; \
+         restarting does not help. Otherwise DDS did not \
          deliver its latched sample (seen after a SIGKILLed bridge was restarted at once): \
          restart the bridge or the publisher. A broadcaster that has sent nothing yet (made \
          before its transforms are known) is counted too: nothing is missing then",
