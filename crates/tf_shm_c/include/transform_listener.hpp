@@ -64,6 +64,11 @@ public:
   {
     detail::check(tf_shm_tail_new(h_, &tail_));
     thread_ = std::thread([this] {run();});
+    // As tf2_ros::TransformListener with its dedicated thread: the buffer is filled by
+    // another thread, so tf2_ros::Buffer's lookupTransform / canTransform with a timeout wait
+    // (without it they return at once with "Do not call canTransform or lookupTransform with
+    // a timeout unless you are using another thread for populating data").
+    buffer_.setUsingDedicatedThread(true);
   }
   TransformListener(const TransformListener &) = delete;
   TransformListener & operator=(const TransformListener &) = delete;

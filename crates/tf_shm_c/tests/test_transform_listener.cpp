@@ -275,8 +275,13 @@ static void samples_clear_and_destruction(const char * dir)
   Feed f{&owner, &direct};
   scenario(f, T0);  // before the listener starts
   {
+    CHECK(!fed.isUsingDedicatedThread(), "a new BufferCore has no filling thread");
     tf_shm::TransformListener listener(fed,
       tf_shm::Buffer("lsn_a", -1, std::chrono::seconds(5)));
+    // As tf2_ros::TransformListener's dedicated thread: tf2_ros::Buffer's timed lookups wait
+    // only when this is set (else they return at once with tf2_ros's "Do not call
+    // canTransform or lookupTransform with a timeout unless you are using another thread").
+    CHECK(fed.isUsingDedicatedThread(), "the listener marks the buffer as filled by a thread");
     CHECK(wait_until([&] {return listener.samples() >= f.written;}), "start: %llu of %llu",
       (unsigned long long)listener.samples(), (unsigned long long)f.written);
     compare("at start", fed, direct);
