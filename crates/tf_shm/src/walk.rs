@@ -306,11 +306,13 @@ fn walk<S: FrameStore + ?Sized, A: Accum>(
         time
     };
 
-    // Source pass.
+    // Source pass. The links it read are kept for the target pass, which reads them again
+    // from where the passes meet (tf2 reads them from their caches twice; here once).
     let mut frame = source;
     let mut top = frame;
     let mut depth = 0u32;
     let mut source_failure = None;
+    let mut passed = Passed::new();
     while frame != NO_FRAME {
         if let Some(c) = frame_chain.as_deref_mut() {
             c.push(frame);
@@ -332,6 +334,7 @@ fn walk<S: FrameStore + ?Sized, A: Accum>(
                     return Ok(time);
                 }
                 acc.accum(true, &st.transform);
+                passed.push(frame, &st);
                 top = frame;
                 frame = st.parent;
                 depth += 1;
@@ -350,7 +353,11 @@ fn walk<S: FrameStore + ?Sized, A: Accum>(
         if frame_chain.is_some() {
             reverse_chain.push(frame);
         }
-        match gather(s, acc, frame, time)? {
+        let link = match passed.find(frame) {
+            Some(st) => LinkAt::Sample(st),
+            None => gather(s, acc, frame, time)?,
+        };
+        match link {
             LinkAt::NoCache => break,
             // A failure here wins even if the link lies above the common ancestor (#832).
             LinkAt::Failed(e) => return Err(Fail::Cache(e)),
@@ -382,6 +389,49 @@ fn walk<S: FrameStore + ?Sized, A: Accum>(
     }
     acc.finalize(WalkEnding::FullPath);
     Ok(time)
+}
+
+/// The links a walk's source pass read, for its target pass: up to [`PASSED`] of them (a
+/// longer source pass has its further links read again).
+struct Passed {
+    frames: ArrayVec<FrameId, PASSED>,
+    links: ArrayVec<Sample, PASSED>,
+    /// Where the target pass looks first: one past its last hit (passes that met go on
+    /// together).
+    next: usize,
+}
+
+/// Source-pass links a walk keeps for its target pass.
+const PASSED: usize = 16;
+
+impl Passed {
+    #[inline(always)]
+    fn new() -> Passed {
+        Passed {
+            frames: ArrayVec::new(),
+            links: ArrayVec::new(),
+            next: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, frame: FrameId, link: &Sample) {
+        if self.frames.try_push(frame).is_ok() {
+            self.links.push(*link);
+        }
+    }
+
+    /// The source pass's link of `frame`, if it read one.
+    #[inline(always)]
+    fn find(&mut self, frame: FrameId) -> Option<Sample> {
+        let j = if self.frames.get(self.next) == Some(&frame) {
+            self.next
+        } else {
+            self.frames.iter().position(|&f| f == frame)?
+        };
+        self.next = j + 1;
+        Some(self.links[j])
+    }
 }
 
 /// tf2's pruning of a full path's `frame_chain` in `walkToTopParent`, literally: compare the
