@@ -70,6 +70,21 @@ def statics(n):
         time.sleep(1)
 
 
+def static_one(i):
+    """One latched broadcaster of `base_link -> static_<i>` in a process of its own (as one
+    static_transform_publisher per sensor)."""
+    node = rclpy.create_node(f"static_pub_{i}")
+    pub = node.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
+    pub.publish(
+        TFMessage(
+            transforms=[transform("base_link", f"static_{i}", time.time_ns(), (0.01 * i, 0.0, 0.0))]
+        )
+    )
+    say("up")
+    while True:
+        time.sleep(1)
+
+
 def volatile_static(n):
     volatile = QoSProfile(
         depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
@@ -154,6 +169,7 @@ def main():
     rclpy.init()
     {
         "statics": statics,
+        "static_one": static_one,
         "burst": burst,
         "held": held,
         "live": live,
