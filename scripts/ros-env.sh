@@ -254,7 +254,13 @@ print_env() {
 }
 
 case ${1:-} in
-  setup) setup ;;
+  setup)
+    # One setup at a time per prefix: two at once (two checkouts sharing ~/.cache) built into
+    # the same directories and one of them failed half-way.
+    mkdir -p "$PREFIX"
+    exec 9>"$PREFIX/.setup.lock"
+    flock -n 9 || { echo "ros-env: another setup of $PREFIX is running; waiting for it" >&2; flock 9; }
+    setup ;;
   env) print_env ;;
   run)
     shift; [[ $# -gt 0 ]] || die "usage: $0 run CMD..."
