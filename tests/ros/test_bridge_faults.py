@@ -86,6 +86,22 @@ def stored(run, prefix, want, timeout):
     return frames_named(run, prefix)
 
 
+def restarted(run, k, *others):
+    """Starts bridge `k` of a restart test and waits until it declared its arena ready (doctor's
+    READY), checking that it and `others` stay alive meanwhile; returns it."""
+    bridge = run.bridge(f"bridge{k}")
+    wait_for(
+        f"restart {k}: arena ready",
+        lambda: (
+            run.check_alive(bridge, *others) or doctor(run).get("READY", {}).get("status") == "ok"
+        ),
+        30,
+        run,
+        0.1,
+    )
+    return bridge
+
+
 def doctor(run):
     r = run.cli("--json", "doctor")
     return {c["code"]: c for c in json.loads(r.stdout)["checks"]}
@@ -209,18 +225,8 @@ def test_twenty_sigkill_restarts_no_lookup_fails(run, probe_built):
             stdout=subprocess.PIPE,
             text=True,
         )
-        bridge = run.bridge(f"bridge{k}")
         # Wait until the new arena is ready and every probe had time to follow it.
-        wait_for(
-            f"restart {k}: arena ready",
-            lambda bridge=bridge: (
-                run.check_alive(bridge, pub, *probes)
-                or doctor(run).get("READY", {}).get("status") == "ok"
-            ),
-            30,
-            run,
-            0.1,
-        )
+        bridge = restarted(run, k, pub, *probes)
         time.sleep(1.2)
         out, _ = receipt.communicate(timeout=20)
         receipts.append(json.loads(out.strip().splitlines()[-1])["receipt_unix_ns"])
@@ -328,17 +334,7 @@ def test_static_frames_stay_across_restarts_next_to_running_broadcasters(run):
     for k in range(1, restarts + 1):
         bridge.send_signal(signal.SIGKILL)
         bridge.wait()
-        bridge = run.bridge(f"bridge{k}")
-        wait_for(
-            f"restart {k}: arena ready",
-            lambda bridge=bridge: (
-                run.check_alive(bridge, live, *pubs)
-                or doctor(run).get("READY", {}).get("status") == "ok"
-            ),
-            30,
-            run,
-            0.1,
-        )
+        bridge = restarted(run, k, live, *pubs)
         # Consumers switch to the new arena alone 500 ms after it is ready.
         time.sleep(1.5)
     watcher.stdin.write("stop\n")
