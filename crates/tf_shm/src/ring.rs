@@ -146,7 +146,7 @@ impl<'a> RingWriter<'a> {
 
     /// Keeps the header's hint of where a time lies ([`RingHeader::oldest_stamp`] and the
     /// next two words) after a change of `tail..head` or of its stamps.
-    fn note_span(&self) {
+    pub(crate) fn note_span(&self) {
         let (t, h) = (self.tail(), self.head());
         let m = self.mask();
         let stamp = |i: u64| self.ring.stamps[(i & m) as usize].load(Ordering::Relaxed);
@@ -170,12 +170,13 @@ impl<'a> RingWriter<'a> {
         self.ring.stamps[p].store(s.stamp, Ordering::Relaxed);
     }
 
-    /// Drops the `n` oldest samples (tf2's pruning).
+    /// Drops the `n` oldest samples (tf2's pruning). Leaves the header's span hint to the
+    /// insert that follows within the same store, or to [`RingWriter::note_span`] where none
+    /// does (a stale hint costs readers a step, never an answer).
     pub(crate) fn drop_oldest(&self, n: u64) {
         if n > 0 {
             let t = (self.tail() + n).min(self.head());
             self.ring.header.tail.store(t, Ordering::Release);
-            self.note_span();
         }
     }
 
@@ -469,15 +470,21 @@ fn guess_bracket(ring: RingRef<'_>, generation: u64, time: i64) -> Option<(Quick
 
 /// [`RingHeader::samples_per_ns`] of `steps` sample intervals over `span_ns`: a fraction with
 /// 64 bits after the point, rounded up, so that at a sample's own stamp on a uniform grid the
-/// guess lands on that sample (`k · P · ⌈2⁶⁴/P⌉ ≥ k · 2⁶⁴`), not one below. Saturates where
-/// samples are denser than one per ns (equal stamps).
+/// guess lands on that sample (`k · P · f ≥ k · 2⁶⁴` for `f ≥ 2⁶⁴/P`), not one below.
+/// Computed in `f64` (one division on the write path) and raised by 2⁻⁵⁰ of itself plus one
+/// unit, more than the division's and the conversion's rounding: it may exceed the exact
+/// fraction by that much, which moves a guess by one sample only 2⁵⁰ samples or 1/(P · 2⁻⁵⁰)
+/// samples (at 100 Hz, 10⁸) into a history. Saturates from one sample per ns up (1.0 does not
+/// fit; equal stamps).
 fn samples_per_ns(steps: u64, span_ns: u64) -> u64 {
-    if span_ns == 0 {
+    // Signed conversions (one instruction each): both are below 2⁶³.
+    let x = steps as i64 as f64 / span_ns as i64 as f64;
+    if !(0.0..1.0).contains(&x) {
         return u64::MAX;
     }
-    (u128::from(steps) << 64)
-        .div_ceil(u128::from(span_ns))
-        .min(u128::from(u64::MAX)) as u64
+    // x · 2⁶³ < 2⁶³ fits an i64; doubled, the last bit is lost (covered by the +2).
+    let f = ((x * 9_223_372_036_854_775_808.0) as i64 as u64) << 1;
+    f.saturating_add(f >> 50).saturating_add(2)
 }
 
 /// From the guess `i`, at most four steps along the stamp index `stamps` (a ring's, its
@@ -740,7 +747,11 @@ mod span_hint {
         w.insert(0, &sample(50));
         check(&w, "inserted as the oldest");
         w.drop_oldest(3);
-        check(&w, "pruned");
+        w.note_span();
+        check(&w, "pruned (a store that only prunes notes it)");
+        w.drop_oldest(1);
+        w.append(&sample(650));
+        check(&w, "pruned, then appended");
         for k in 7..=20 {
             w.append(&sample(k * 100));
             check(&w, "appended to a full ring (its oldest dropped)");

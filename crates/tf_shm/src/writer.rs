@@ -722,6 +722,7 @@ impl ArenaWriter {
         // link (a stored one is counted with the sample).
         let pruned_only = || {
             if pruned {
+                ring.note_span();
                 bump(&rec.changes, Ordering::Release);
             }
         };
