@@ -414,8 +414,8 @@ time.sleep(3600)
 def test_a_static_publisher_that_delivers_nothing_is_said_and_warned_by_doctor(run):
     """A /tf_static publisher in the graph whose transforms never reach the bridge (here a
     volatile one: it cannot match the bridge's transient-local subscription) is named in a warn
-    line with its durability and counted for doctor's STATICS check; a latched publisher
-    beside it delivers and is not named."""
+    line with its durability and that its QoS cannot match, and counted for doctor's STATICS
+    check; a latched publisher beside it delivers and is not named."""
     pub = publisher(run, "volatile_static", 1)
     expect_line(run, pub, "up", 60)
     bridge = run.bridge()
@@ -429,7 +429,10 @@ def test_a_static_publisher_that_delivers_nothing_is_said_and_warned_by_doctor(r
     )
     line = next(ln for ln in bridge.log.read_text().splitlines() if "delivered nothing" in ln)
     assert "WARN" in line and "1 /tf_static publisher(s)" in line, line
-    assert "/volatile_static_pub_0 (durability Volatile)" in line, line
+    assert (
+        "/volatile_static_pub_0 (durability Volatile: its QoS cannot match this subscription)"
+        in line
+    ), line
     assert "latched_static_pub" not in line, line
     check = doctor(run)["STATICS"]
     assert check["status"] == "warn", check
