@@ -471,8 +471,8 @@ fn guess_bracket(ring: RingRef<'_>, generation: u64, time: i64) -> Option<(Quick
 /// [`RingHeader::samples_per_ns`] of `steps` sample intervals over `span_ns`: a fraction with
 /// 64 bits after the point, rounded up, so that at a sample's own stamp on a uniform grid the
 /// guess lands on that sample (`k · P · f ≥ k · 2⁶⁴` for `f ≥ 2⁶⁴/P`), not one below.
-/// Computed in `f64` (one division on the write path) and raised by 2⁻⁵⁰ of itself plus one
-/// unit, more than the division's and the conversion's rounding: it may exceed the exact
+/// Computed in `f64` (one division on the write path) and raised by 2⁻⁵⁰ of itself plus two
+/// units, more than the division's and the conversion's rounding: it may exceed the exact
 /// fraction by that much, which moves a guess by one sample only 2⁵⁰ samples or 1/(P · 2⁻⁵⁰)
 /// samples (at 100 Hz, 10⁸) into a history. Saturates from one sample per ns up (1.0 does not
 /// fit; equal stamps).
@@ -689,6 +689,7 @@ mod owned {
         }
     }
 
+    /// Every payload word is a function of the stamp, so a torn or misplaced slot shows.
     pub(super) fn sample(stamp: i64) -> Sample {
         let v = stamp as f64;
         Sample {
@@ -842,8 +843,6 @@ mod loom_model {
     fn racing_a_reordering_insert(read: fn(&OwnedRing)) {
         model(4, [10, 30], |w| w.insert(1, &sample(20)), read);
     }
-
-    /// Every payload word is a function of the stamp, so a torn or misplaced slot shows.
 
     fn check(s: &Sample, lo: i64, hi: i64) {
         let x = s.transform.translation[0];

@@ -6,11 +6,11 @@
 //! stamp index, head/tail/epoch/claim words and the header's hint of the history's span; the
 //! slots located where a uniform rate puts the time and checked by their own stamps), tf_shm's
 //! interpolation (`math::lerp`, `math::slerp`), tf2's composition (`math::accumulate`) and
-//! ROS 2's sign canonicalisation —
-//! inline, over plain process memory, and nothing else: no frame records or ring
-//! descriptors, no compiled path, no fallback to tf2's walk, no error texts. It only answers
-//! chains of dynamic links queried strictly inside their history (every other cell shows
-//! "—"); there it must agree with tf2 like every arm before it is timed.
+//! ROS 2's sign canonicalisation — inline, over plain process memory, and nothing else: no
+//! frame records or ring descriptors, no compiled path, no fallback to tf2's walk, no error
+//! texts. It only answers chains of dynamic links queried strictly inside their history
+//! (every other cell shows "—"); there it must agree with tf2 like every arm before it is
+//! timed.
 //!
 //! `tf_shm pair / minimal` is then the price of everything tf_shm does beyond that work
 //! (checks that make a damaged or racing arena an error instead of a wrong answer, the path's

@@ -204,9 +204,9 @@ pub struct RingHeader {
     pub claim: AtomicU64,
     /// The oldest and the newest stamp of `tail..head`, and `(head − tail − 1) / (newest −
     /// oldest)` samples per ns as a fraction with 64 bits after the point, rounded up (0
-    /// below two samples): where a uniform rate puts a time, from this line alone. A hint the writer keeps after every change of the history: a
-    /// reader's guess from it is checked by the slots' own stamps, so a stale hint costs a
-    /// step, never an answer.
+    /// below two samples): where a uniform rate puts a time, from this line alone. A hint the
+    /// writer keeps after each store: a reader's guess from it is checked by the slots' own
+    /// stamps, so a stale hint costs a step, never an answer.
     pub oldest_stamp: AtomicI64,
     pub newest_stamp: AtomicI64,
     pub samples_per_ns: AtomicU64,
